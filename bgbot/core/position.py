@@ -41,6 +41,7 @@ class Play:
     __slots__ = ("steps", "_hash")
 
     steps: tuple[Step, ...]
+    _hash: int
 
     def __init__(self, steps: Iterable[Step | tuple[int, int] | tuple[int, int, bool]] = ()) -> None:
         normalised = tuple(s if isinstance(s, Step) else Step(*s) for s in steps)
@@ -107,6 +108,7 @@ class Position:
 
     opponent: tuple[int, ...]
     mover: tuple[int, ...]
+    _hash: int
 
     def __init__(self, opponent: Sequence[int], mover: Sequence[int]) -> None:
         opp = _check_side("opponent", opponent)
@@ -318,6 +320,7 @@ def check_dice(dice: Sequence[int]) -> Dice:
 
 
 _Result = tuple[tuple[Step, ...], tuple[tuple[int, ...], tuple[int, ...]]]
+_RawStep = tuple[int, int, bool]
 
 
 def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
@@ -333,110 +336,127 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
     opponent = list(position.opponent)
     doubles = d1 == d2
     full = 4 if doubles else 2
-    # key (mover counts + hit mask) -> (dice used, first die, steps, opponent after)
-    found: dict[tuple[int, ...], tuple[int, int, tuple[Step, ...], tuple[int, ...]]] = {}
-    best = 0
-    steps: list[Step] = []
+    # Running counts, so the bear-off test and the end-of-game test cost nothing per step.
+    state = [sum(mover), sum(mover[6:])]  # chequers on the board, chequers outside home
+    # key (mover counts + hit mask) -> (dice used, first die, raw steps, opponent after)
+    found: dict[tuple[int, ...], tuple[int, int, tuple[_RawStep, ...], tuple[int, ...]]] = {}
+    steps: list[_RawStep] = []
 
     def record(used: int, first_die: int, hit_mask: int) -> None:
-        nonlocal best
-        if not any(mover):
+        if not state[0]:
             used = full
-        if used < best:
-            return
-        if used > best:
-            best = used
         key = (*mover, hit_mask)
         known = found.get(key)
         if known is None or known[0] < used or (known[0] == used and first_die > known[1]):
             found[key] = (used, first_die, tuple(steps), tuple(opponent))
 
-    def sources(die: int, limit: int) -> list[tuple[int, int, bool]]:
+    def moves_for(die: int, limit: int) -> list[_RawStep]:
         """Legal single steps (source index, target index, hit) with ``die``, sources <= limit."""
-        if mover[BAR_INDEX]:
-            if limit < BAR_INDEX:
+        if not state[0]:
+            return []
+        if mover[24]:
+            if limit < 24:
                 return []
-            target = BAR_INDEX - die
+            target = 24 - die
             count = opponent[23 - target]
             if count >= 2:
                 return []
-            return [(BAR_INDEX, target, count == 1)]
-        out: list[tuple[int, int, bool]] = []
-        all_home = not any(mover[6:24])
-        highest = -1
-        if all_home:
-            for i in range(5, -1, -1):
+            return [(24, target, count == 1)]
+        out: list[_RawStep] = []
+        if state[1]:
+            for i in range(min(limit, 23), die - 1, -1):
                 if mover[i]:
-                    highest = i
-                    break
-        for i in range(min(limit, 23), -1, -1):
-            if not mover[i]:
-                continue
-            target = i - die
-            if target >= 0:
-                count = opponent[23 - target]
-                if count < 2:
-                    out.append((i, target, count == 1))
-            elif all_home and (target == -1 or i == highest):
-                out.append((i, -1, False))
+                    count = opponent[23 - i + die]
+                    if count < 2:
+                        out.append((i, i - die, count == 1))
+            return out
+        # All fifteen at home (R15/R16): exact bear-offs, and from the highest point with a
+        # larger die.
+        highest = 5
+        while highest >= 0 and not mover[highest]:
+            highest -= 1
+        for i in range(min(limit, highest), -1, -1):
+            if mover[i]:
+                target = i - die
+                if target >= 0:
+                    count = opponent[23 - target]
+                    if count < 2:
+                        out.append((i, target, count == 1))
+                elif target == -1 or i == highest:
+                    out.append((i, -1, False))
         return out
 
-    def push(source: int, target: int, hit: bool) -> None:
+    def push(move: _RawStep) -> None:
+        source, target, hit = move
         mover[source] -= 1
         if target >= 0:
             mover[target] += 1
             if hit:
                 opponent[23 - target] = 0
-                opponent[BAR_INDEX] += 1
-        steps.append(Step(source + 1, target + 1, hit))
+                opponent[24] += 1
+            if source >= 6 and target < 6:
+                state[1] -= 1
+        else:
+            state[0] -= 1
+        steps.append(move)
 
-    def pop(source: int, target: int, hit: bool) -> None:
+    def pop(move: _RawStep) -> None:
+        source, target, hit = move
         steps.pop()
         mover[source] += 1
         if target >= 0:
             mover[target] -= 1
             if hit:
                 opponent[23 - target] = 1
-                opponent[BAR_INDEX] -= 1
+                opponent[24] -= 1
+            if source >= 6 and target < 6:
+                state[1] += 1
+        else:
+            state[0] += 1
 
     if doubles:
 
         def walk(depth: int, limit: int, hit_mask: int) -> None:
-            moves = sources(d1, limit) if any(mover) else []
+            moves = moves_for(d1, limit)
             if depth == 4 or not moves:
                 if depth:
                     record(depth, d1, hit_mask)
                 return
-            for source, target, hit in moves:
-                push(source, target, hit)
-                walk(depth + 1, source, hit_mask | (1 << target) if hit else hit_mask)
-                pop(source, target, hit)
+            for move in moves:
+                push(move)
+                walk(depth + 1, move[0], hit_mask | (1 << move[1]) if move[2] else hit_mask)
+                pop(move)
 
-        walk(0, BAR_INDEX, 0)
+        walk(0, 24, 0)
     else:
         for first, second in ((d1, d2), (d2, d1)):
-            for source, target, hit in sources(first, BAR_INDEX):
-                push(source, target, hit)
-                mask = (1 << target) if hit else 0
-                follow = sources(second, BAR_INDEX) if any(mover) else []
+            for move in moves_for(first, 24):
+                push(move)
+                mask = (1 << move[1]) if move[2] else 0
+                follow = moves_for(second, 24)
                 if follow:
-                    for source2, target2, hit2 in follow:
-                        push(source2, target2, hit2)
-                        record(2, first, mask | (1 << target2) if hit2 else mask)
-                        pop(source2, target2, hit2)
+                    for move2 in follow:
+                        push(move2)
+                        record(2, first, mask | (1 << move2[1]) if move2[2] else mask)
+                        pop(move2)
                 else:
                     record(1, first, mask)
-                pop(source, target, hit)
+                pop(move)
 
-    if best == 0:
+    if not found:
         return []
+    best = max(value[0] for value in found.values())
     high = max(d1, d2)
     higher_only = best == 1 and not doubles and any(
         used == 1 and first == high for used, first, _, _ in found.values()
     )
     out: list[_Result] = []
-    for key, (used, first, play_steps, opponent_after) in found.items():
+    new_step = tuple.__new__
+    for key, (used, first, raw, opponent_after) in found.items():
         if used != best or (higher_only and first != high):
             continue
+        play_steps = tuple(
+            new_step(Step, (source + 1, target + 1, hit)) for source, target, hit in raw
+        )
         out.append((play_steps, (opponent_after, key[:25])))
     return out

@@ -31,46 +31,31 @@ class Step(NamedTuple):
     hit: bool = False
 
 
-class Play:
-    """A whole turn's chequer play: up to four `Step`s, in the order they are made.
+RawStep = tuple[int, int, bool]
 
-    Immutable and hashable. `legal_plays` returns one play per distinct resulting position, so
-    two plays from that list are different exactly when their results differ.
+
+class Play(tuple[RawStep, ...]):
+    """A whole turn's chequer play: up to four steps, in the order they are made.
+
+    Immutable and hashable: a tuple of plain ``(from, to, hit)`` triples (cheap to build in the
+    move generator); `steps` gives them as `Step`s. `legal_plays` returns one play per distinct
+    resulting position, so two plays from that list differ exactly when their results differ.
     """
 
-    __slots__ = ("steps", "_hash")
+    __slots__ = ()
 
-    steps: tuple[Step, ...]
-    _hash: int
+    def __new__(cls, steps: Iterable[Step | tuple[int, int] | tuple[int, int, bool]] = ()) -> Play:
+        raw = tuple(
+            (int(s[0]), int(s[1]), bool(s[2]) if len(s) > 2 else False) for s in steps
+        )
+        if len(raw) > 4:
+            raise IllegalAction(f"a play has at most four steps, got {len(raw)}")
+        return tuple.__new__(cls, raw)
 
-    def __init__(self, steps: Iterable[Step | tuple[int, int] | tuple[int, int, bool]] = ()) -> None:
-        normalised = tuple(s if isinstance(s, Step) else Step(*s) for s in steps)
-        if len(normalised) > 4:
-            raise IllegalAction(f"a play has at most four steps, got {len(normalised)}")
-        object.__setattr__(self, "steps", normalised)
-        object.__setattr__(self, "_hash", hash(normalised))
-
-    @classmethod
-    def _from_steps(cls, steps: tuple[Step, ...]) -> Play:
-        play = object.__new__(cls)
-        object.__setattr__(play, "steps", steps)
-        object.__setattr__(play, "_hash", hash(steps))
-        return play
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Play is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Play) and self.steps == other.steps
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def __bool__(self) -> bool:
-        return bool(self.steps)
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps in the order they are made."""
+        return tuple(Step(*s) for s in self)
 
     def __repr__(self) -> str:
         return f"Play({str(self)!r})"
@@ -86,6 +71,9 @@ class Play:
         from .notation import parse_play
 
         return parse_play(text, position, dice)
+
+
+_new_play = tuple.__new__
 
 
 def _check_side(name: str, counts: Sequence[int]) -> tuple[int, ...]:
@@ -274,7 +262,7 @@ class Position:
         for a chequer to move and an open landing point; full legality (dice, order of the
         rules) is `legal_plays`' job.
         """
-        steps = play.steps if isinstance(play, Play) else tuple(play)
+        steps = tuple(play)
         mover = list(self.mover)
         opponent = list(self.opponent)
         for step in steps:
@@ -299,12 +287,12 @@ class Position:
 
         An empty list means the roll cannot be played.
         """
-        return [Play._from_steps(steps) for steps, _ in _generate(self, dice)]
+        return [_new_play(Play, steps) for steps, _ in _generate(self, dice)]
 
     def play_results(self, dice: Sequence[int]) -> list[tuple[Play, Position]]:
         """`legal_plays` with each play's resulting position (mover's view), for players."""
         return [
-            (Play._from_steps(steps), Position._trusted(opponent, mover))
+            (_new_play(Play, steps), Position._trusted(opponent, mover))
             for steps, (opponent, mover) in _generate(self, dice)
         ]
 
@@ -319,8 +307,8 @@ def check_dice(dice: Sequence[int]) -> Dice:
     return d1, d2
 
 
-_Result = tuple[tuple[Step, ...], tuple[tuple[int, ...], tuple[int, ...]]]
-_RawStep = tuple[int, int, bool]
+_RawStep = RawStep
+_Result = tuple[tuple[_RawStep, ...], tuple[tuple[int, ...], tuple[int, ...]]]
 
 
 def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
@@ -362,14 +350,14 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
             if count >= 2:
                 return []
             return [(24, target, count == 1)]
-        out: list[_RawStep] = []
         if state[1]:
-            for i in range(min(limit, 23), die - 1, -1):
-                if mover[i]:
-                    count = opponent[23 - i + die]
-                    if count < 2:
-                        out.append((i, i - die, count == 1))
-            return out
+            shift = 23 + die
+            return [
+                (i, i - die, opponent[shift - i] == 1)
+                for i in range(min(limit, 23), die - 1, -1)
+                if mover[i] and opponent[shift - i] < 2
+            ]
+        out: list[_RawStep] = []
         # All fifteen at home (R15/R16): exact bear-offs, and from the highest point with a
         # larger die.
         highest = 5
@@ -398,7 +386,7 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
                 state[1] -= 1
         else:
             state[0] -= 1
-        steps.append(move)
+        steps.append((source + 1, target + 1, hit))
 
     def pop(move: _RawStep) -> None:
         source, target, hit = move
@@ -418,14 +406,34 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
 
         def walk(depth: int, limit: int, hit_mask: int) -> None:
             moves = moves_for(d1, limit)
-            if depth == 4 or not moves:
+            if not moves:
                 if depth:
                     record(depth, d1, hit_mask)
                 return
-            for move in moves:
-                push(move)
-                walk(depth + 1, move[0], hit_mask | (1 << move[1]) if move[2] else hit_mask)
-                pop(move)
+            if depth < 3:
+                for move in moves:
+                    push(move)
+                    walk(depth + 1, move[0], hit_mask | (1 << move[1]) if move[2] else hit_mask)
+                    pop(move)
+                return
+            # The fourth step inline: only a new result pays for building its record.
+            prefix = tuple(steps)
+            for source, target, hit in moves:
+                mover[source] -= 1
+                if target >= 0:
+                    mover[target] += 1
+                mask = hit_mask | (1 << target) if hit else hit_mask
+                key = (*mover, mask)
+                if key not in found:
+                    after = opponent
+                    if hit:
+                        after = opponent.copy()
+                        after[23 - target] = 0
+                        after[24] += 1
+                    found[key] = (4, d1, (*prefix, (source + 1, target + 1, hit)), tuple(after))
+                mover[source] += 1
+                if target >= 0:
+                    mover[target] -= 1
 
         walk(0, 24, 0)
     else:
@@ -434,13 +442,34 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
                 push(move)
                 mask = (1 << move[1]) if move[2] else 0
                 follow = moves_for(second, 24)
-                if follow:
-                    for move2 in follow:
-                        push(move2)
-                        record(2, first, mask | (1 << move2[1]) if move2[2] else mask)
-                        pop(move2)
-                else:
+                if not follow:
                     record(1, first, mask)
+                    pop(move)
+                    continue
+                step1 = steps[0]
+                # The last step inline: only a new result pays for building its record.
+                for source2, target2, hit2 in follow:
+                    mover[source2] -= 1
+                    if target2 >= 0:
+                        mover[target2] += 1
+                    mask2 = mask | (1 << target2) if hit2 else mask
+                    key = (*mover, mask2)
+                    known = found.get(key)
+                    if known is None or known[0] < 2 or (known[0] == 2 and first > known[1]):
+                        after = opponent
+                        if hit2:
+                            after = opponent.copy()
+                            after[23 - target2] = 0
+                            after[24] += 1
+                        found[key] = (
+                            2,
+                            first,
+                            (step1, (source2 + 1, target2 + 1, hit2)),
+                            tuple(after),
+                        )
+                    mover[source2] += 1
+                    if target2 >= 0:
+                        mover[target2] -= 1
                 pop(move)
 
     if not found:
@@ -451,12 +480,8 @@ def _generate(position: Position, dice: Sequence[int]) -> list[_Result]:
         used == 1 and first == high for used, first, _, _ in found.values()
     )
     out: list[_Result] = []
-    new_step = tuple.__new__
     for key, (used, first, raw, opponent_after) in found.items():
         if used != best or (higher_only and first != high):
             continue
-        play_steps = tuple(
-            new_step(Step, (source + 1, target + 1, hit)) for source, target, hit in raw
-        )
-        out.append((play_steps, (opponent_after, key[:25])))
+        out.append((raw, (opponent_after, key[:25])))
     return out

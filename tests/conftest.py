@@ -1,0 +1,62 @@
+"""Shared fixtures: the gnubg reference data and small board builders."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from bgbot.core.position import Position
+
+SHARED = Path(os.environ.get("BGBOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+TESTDATA = SHARED / "testdata"
+GNUBG = shutil.which("gnubg") or ("/usr/games/gnubg" if Path("/usr/games/gnubg").exists() else None)
+
+
+def side(points: dict[int, int], bar: int = 0) -> list[int]:
+    """25 counts from ``{point: chequers}`` in that side's own numbering (1..24), plus the bar."""
+    counts = [0] * 25
+    for point, n in points.items():
+        counts[point - 1] = n
+    counts[24] = bar
+    return counts
+
+
+def board(mover: dict[int, int], opponent: dict[int, int], *, mover_bar: int = 0,
+          opponent_bar: int = 0) -> Position:
+    """A position with the mover's and the opponent's chequers each in their own numbering."""
+    return Position(side(opponent, opponent_bar), side(mover, mover_bar))
+
+
+def _jsonl(name: str) -> list[dict[str, Any]]:
+    path = TESTDATA / name
+    if not path.exists():
+        pytest.skip(f"reference data {path} not found (set BGBOT_SHARED)")
+    with path.open() as handle:
+        return [json.loads(line) for line in handle]
+
+
+@pytest.fixture(scope="session")
+def legal_move_records() -> list[dict[str, Any]]:
+    return _jsonl("legal-moves.jsonl")
+
+
+@pytest.fixture(scope="session")
+def id_records() -> list[dict[str, Any]]:
+    return _jsonl("ids.jsonl")
+
+
+@pytest.fixture(scope="session")
+def equity_records() -> list[dict[str, Any]]:
+    return _jsonl("equities.jsonl")
+
+
+@pytest.fixture(scope="session")
+def gnubg_binary() -> Iterator[str]:
+    if GNUBG is None:
+        pytest.skip("GNU Backgammon (/usr/games/gnubg) is not installed")
+    yield GNUBG

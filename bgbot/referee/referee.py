@@ -1,0 +1,251 @@
+"""The referee: hosts a match or money session between two agents (DESIGN §5).
+
+It owns the dice (a `DiceSource`, so a seed reproduces a match and mirrored sources replay the
+same dice with the seats swapped), asks each agent for its decisions, checks every decision with
+the rules core before it takes effect, and tells its listeners what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..agents.base import Agent
+from ..core.dice import DiceSource
+from ..core.errors import BgbotError, IllegalAction
+from ..core.game import Game, GameOutcome, Phase
+from ..core.match import Match
+from ..core.position import Play
+from ..core.rules import Rules
+from ..players.base import Context, CubeOwner, TakeDecision
+from . import events as ev
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+"""How often an agent is asked again after an illegal play before the referee gives up (R36)."""
+
+
+class IllegalDecision(BgbotError):
+    """An agent kept answering with something the rules do not allow."""
+
+
+@dataclass
+class MatchResult:
+    """What a hosted match produced: final score, winner, and every game's outcome."""
+
+    match_id: str
+    names: tuple[str, str]
+    length: int
+    score: tuple[int, int]
+    winner: int | None
+    outcomes: list[GameOutcome] = field(default_factory=list)
+    games: list[Game] = field(default_factory=list)
+
+
+def context_for(game: Game, seat: int) -> Context:
+    """The decision context of ``seat`` in ``game``, seen from that seat."""
+    owner = game.cube_owner
+    if owner is None:
+        cube_owner = CubeOwner.CENTRE
+    elif owner == seat:
+        cube_owner = CubeOwner.ME
+    else:
+        cube_owner = CubeOwner.OPPONENT
+    score = game.score
+    return Context(
+        cube_value=game.cube_value,
+        cube_owner=cube_owner,
+        match_length=game.match_length,
+        my_score=score[seat],
+        opponent_score=score[1 - seat],
+        crawford=game.crawford,
+        post_crawford=game.post_crawford,
+        rules=game.rules,
+    )
+
+
+class Referee:
+    """Plays one match (``length`` > 0) or money session (``length`` 0, ``games`` games)."""
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        dice: DiceSource,
+        *,
+        length: int = 7,
+        games: int = 1,
+        rules: Rules | None = None,
+        listeners: Sequence[ev.Listener] = (),
+        match_id: str | None = None,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        if len(agents) != 2:
+            raise ValueError(f"a match needs two agents, got {len(agents)}")
+        if length < 0:
+            raise ValueError(f"length must be >= 0 (0 = money session), got {length}")
+        if length == 0 and games < 1:
+            raise ValueError(f"a money session needs at least one game, got {games}")
+        self.agents = (agents[0], agents[1])
+        self.dice = dice
+        self.length = length
+        self.money_games = games
+        self.rules = rules if rules is not None else Rules()
+        self.listeners = list(listeners)
+        self.match_id = match_id or uuid.uuid4().hex[:12]
+        chosen = names if names is not None else (agents[0].name, agents[1].name)
+        self.names = (str(chosen[0]), str(chosen[1]))
+
+    def _emit(self, event: ev.Event) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    async def play(self) -> MatchResult:
+        """Play the whole match and return its result."""
+        match = Match(self.length, self.rules)
+        result = MatchResult(self.match_id, self.names, self.length, (0, 0), None)
+        number = 0
+        while not match.is_over and (self.length or number < self.money_games):
+            number += 1
+            game = match.new_game()
+            self._emit(ev.GameStarted(self.match_id, number, match.score, game.crawford,
+                                      game.post_crawford))
+            await self._play_game(game, number)
+            assert game.outcome is not None
+            match.record(game.outcome)
+            result.outcomes.append(game.outcome)
+            result.games.append(game)
+            self._emit(ev.GameEnded(self.match_id, number, game.outcome, match.score, game))
+        result.score = match.score
+        result.winner = match.winner
+        self._emit(ev.MatchEnded(self.match_id, match.score, match.winner, number))
+        return result
+
+    async def _play_game(self, game: Game, number: int) -> None:
+        dice = self.dice.for_game(number - 1)
+        mid = self.match_id
+        while True:
+            die0, die1 = dice.opening()
+            decided = game.opening_roll(die0, die1)
+            self._emit(ev.Rolled(mid, number, 0 if die0 >= die1 else 1, (die0, die1), opening=True))
+            if decided:
+                break
+        while not game.is_over:
+            phase = game.phase
+            seat = game.seat_on_roll
+            if phase is Phase.ROLL:
+                if await self._maybe_resign(game, number, seat):
+                    continue
+                if game.may_double() and await self.agents[seat].should_double(
+                    game.position, context_for(game, seat)
+                ):
+                    game.double()
+                    self._emit(ev.Doubled(mid, number, seat, game.cube_value * 2))
+                    await self._answer_double(game, number, seat)
+                    continue
+                rolled = dice.roll()
+                game.roll(rolled)
+                self._emit(ev.Rolled(mid, number, seat, rolled))
+            elif phase is Phase.MOVE:
+                await self._move(game, number, seat)
+            else:
+                raise IllegalDecision(f"referee reached an unexpected phase {phase.value}")
+
+    async def _maybe_resign(self, game: Game, number: int, seat: int) -> bool:
+        """Ask the player on roll whether it resigns; True when the game ended."""
+        agent = self.agents[seat]
+        value = await agent.offer_resignation(game.position, context_for(game, seat))
+        if not value:
+            return False
+        if value not in (1, 2, 3) or not game.may_resign(seat, value):
+            log.warning("match %s: %s offered an invalid resignation %r; ignored",
+                        self.match_id, agent.name, value)
+            return False
+        game.resign(seat, value)
+        other = 1 - seat
+        accepted = await self.agents[other].accept_resignation(
+            game.position, context_for(game, other), value
+        )
+        if accepted:
+            game.accept_resignation()
+        else:
+            game.reject_resignation()
+        self._emit(ev.Resigned(self.match_id, number, seat, value, accepted))
+        return game.is_over
+
+    async def _answer_double(self, game: Game, number: int, doubler: int) -> None:
+        mid = self.match_id
+        taker = 1 - doubler
+        decision = await self.agents[taker].take_decision(game.position, context_for(game, taker))
+        if decision is TakeDecision.DROP:
+            cube = game.cube_value
+            game.drop()
+            self._emit(ev.Dropped(mid, number, taker, cube))
+            return
+        if decision is TakeDecision.BEAVER:
+            if not game.may_beaver():
+                raise IllegalDecision(
+                    f"{self.agents[taker].name} beavered where the rules do not allow it "
+                    f"(legal: {', '.join(game.legal_actions())})"
+                )
+            game.beaver()
+            self._emit(ev.Beavered(mid, number, taker, game.offered_cube or game.cube_value))
+            await self._answer_beaver(game, number, doubler, taker)
+            return
+        game.take()
+        self._emit(ev.Taken(mid, number, taker, game.cube_value))
+
+    async def _answer_beaver(self, game: Game, number: int, doubler: int, beaverer: int) -> None:
+        """The original doubler answers the beaver; a raccoon sends the answer back once more.
+
+        The question reuses `take_decision`: the answering side is asked as if the other side
+        had doubled it, with the board seen from that other side (a tempo off for the doubler,
+        who is really on roll; documented approximation).
+        """
+        mid = self.match_id
+        answering, redoubler = doubler, beaverer
+        while game.phase is Phase.BEAVER_TAKE:
+            decision = await self.agents[answering].take_decision(
+                game.board_for(redoubler), context_for(game, answering)
+            )
+            if decision is TakeDecision.DROP:
+                cube = game.cube_value
+                game.drop()
+                self._emit(ev.Dropped(mid, number, answering, cube))
+                return
+            if decision is TakeDecision.BEAVER and game.may_raccoon():
+                game.raccoon()
+                self._emit(ev.Beavered(mid, number, answering, game.offered_cube or game.cube_value,
+                                       raccoon=True))
+                answering, redoubler = redoubler, answering
+                continue
+            game.take()
+            self._emit(ev.Taken(mid, number, answering, game.cube_value))
+
+    async def _move(self, game: Game, number: int, seat: int) -> None:
+        dice = game.dice
+        assert dice is not None
+        before = game.position
+        plays = game.legal_plays()
+        if len(plays) <= 1:
+            chosen = plays[0] if plays else Play()
+            made = game.move(chosen)
+        else:
+            agent = self.agents[seat]
+            context = context_for(game, seat)
+            for attempt in range(1, MAX_ATTEMPTS + 1):
+                candidate = await agent.choose_play(before, dice, context)
+                try:
+                    made = game.move(candidate)
+                    break
+                except IllegalAction as exc:
+                    log.warning("match %s game %d: %s made an illegal play (attempt %d): %s",
+                                self.match_id, number, agent.name, attempt, exc)
+            else:
+                raise IllegalDecision(
+                    f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
+                    f"{dice[0]}{dice[1]}; last: {candidate}"
+                )
+        self._emit(ev.Played(self.match_id, number, seat, dice, made, before))

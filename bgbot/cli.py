@@ -13,6 +13,7 @@ from .core.position import Position, check_dice
 
 _EPILOG = """\
 examples:
+  bgbot play                                heuristic vs pubeval, a 7-point match logged as .mat
   bgbot show 4HPwATDgc/ABMA                 draw the starting position
   bgbot show 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'
   bgbot plays 4HPwATDgc/ABMA 31             every legal play of an opening 3-1
@@ -112,12 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "position_id is the board after the play, still from the mover's side")
     plays.set_defaults(func=_cmd_plays)
 
-    for register in _EXTRA_COMMANDS:
+    for register in _extra_commands():
         register(sub)
     return parser
 
 
-_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = []
+def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
+    from . import cli_play
+
+    return [cli_play.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,76 +6,21 @@ Players keep no hidden game state: each request carries everything needed to ans
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple, Protocol, Sequence
 
+from ..core.context import Context, CubeOwner
 from ..core.position import Play, Position
-from ..core.rules import Rules
 
-
-class CubeOwner(Enum):
-    """Who owns the cube, from the point of view of the player asked."""
-
-    CENTRE = 0
-    ME = 1
-    OPPONENT = 2
+__all__ = ["Context", "CubeOwner", "Player", "Probabilities", "TakeDecision"]
 
 
 class TakeDecision(Enum):
+    """The doubled player's answer."""
+
     TAKE = "take"
     DROP = "drop"
     BEAVER = "beaver"
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """Everything about the game besides the board, from the asked player's side."""
-
-    cube_value: int = 1
-    cube_owner: CubeOwner = CubeOwner.CENTRE
-    match_length: int = 0
-    """0 = money session."""
-    my_score: int = 0
-    opponent_score: int = 0
-    crawford: bool = False
-    """This game is the Crawford game (no doubling)."""
-    post_crawford: bool = False
-    rules: Rules = field(default_factory=Rules)
-
-    @property
-    def is_money(self) -> bool:
-        return self.match_length == 0
-
-    def may_double(self) -> bool:
-        """May I double now (before rolling), by the cube's position, the rules and the score?"""
-        if not self.rules.cube or self.crawford:
-            return False
-        if self.cube_owner is CubeOwner.OPPONENT:
-            return False
-        if self.rules.cube_limit and self.cube_value * 2 > self.rules.cube_limit:
-            return False
-        if self.match_length and self.my_score + self.cube_value >= self.match_length:
-            return False  # a dead cube: I already win the match with the current value
-        return True
-
-    def swapped(self) -> Context:
-        """The same context seen from the other player."""
-        owner = {
-            CubeOwner.CENTRE: CubeOwner.CENTRE,
-            CubeOwner.ME: CubeOwner.OPPONENT,
-            CubeOwner.OPPONENT: CubeOwner.ME,
-        }[self.cube_owner]
-        return Context(
-            cube_value=self.cube_value,
-            cube_owner=owner,
-            match_length=self.match_length,
-            my_score=self.opponent_score,
-            opponent_score=self.my_score,
-            crawford=self.crawford,
-            post_crawford=self.post_crawford,
-            rules=self.rules,
-        )
 
 
 class Probabilities(NamedTuple):

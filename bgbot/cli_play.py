@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_table(summary, args)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(summary), flush=True)
     return 0
 
 
@@ -142,10 +142,9 @@ def _print_table(s: dict[str, Any], args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout if not args.json else sys.stderr)
+    console = Console(file=sys.stdout)
     a, b = s["agents"]
-    table = Table(title=f"{a} vs {b}: {s['mode']}, seed {s['seed']}"
-                  + (", mirrored" if s["mirror"] else ""))
+    table = Table(title=f"{s['mode']}, seed {s['seed']}" + (", mirrored" if s["mirror"] else ""))
     table.add_column("")
     table.add_column(a, justify="right")
     table.add_column(b, justify="right")
@@ -155,13 +154,15 @@ def _print_table(s: dict[str, Any], args: argparse.Namespace) -> None:
     for kind in ("single", "gammon", "backgammon"):
         table.add_row(f"  {kind}s", str(s["won"][kind]), str(s["lost"][kind]))
     low, high = s["ppg_ci"]
+    interval = (f"95% CI [{low:+.3f}, {high:+.3f}]" if low is not None
+                else "no interval from a single observation")
     table.add_row("points", str(s["points"] if s["points"] > 0 else 0),
                   str(-s["points"] if s["points"] < 0 else 0))
     console.print(table)
-    console.print(f"{a}: {s['ppg']:+.3f} ppg, 95% CI [{low:+.3f}, {high:+.3f}], "
-                  f"win rate {100 * s['win_rate']:.1f}% over {s['games']} games")
+    console.print(f"{a}: {s['ppg']:+.3f} ppg, {interval}, "
+                  f"win rate {100 * s['win_rate']:.1f}% over {s['games']} games", soft_wrap=True)
     for path in s.get("mat_files", [])[:5]:
-        console.print(f"logged {path}")
+        console.print(f"logged {path}", soft_wrap=True)
     more = len(s.get("mat_files", [])) - 5
     if more > 0:
         console.print(f"... and {more} more .mat files in {args.out}")

@@ -90,7 +90,7 @@ async def run_series(
 ) -> tuple[Tally, list[PlayedMatch]]:
     """Play the series; ``on_game`` is called after every game (for progress displays)."""
     a, b = agents if agents is not None else make_agents(config)
-    names = (a.name, b.name)
+    names = (a.name, b.name) if a.name != b.name else (f"{a.name}-A", f"{b.name}-B")
     tally = Tally()
     played: list[PlayedMatch] = []
     pending_pair: dict[int, tuple[float, int]] = {}

@@ -70,11 +70,12 @@ class Tally:
 
     def as_dict(self) -> dict[str, object]:
         low, high = self.ppg_interval()
+        interval = [round(low, 4), round(high, 4)] if math.isfinite(low) else [None, None]
         return {
             "games": self.games,
             "points": self.points,
             "ppg": round(self.ppg, 4),
-            "ppg_ci": [round(low, 4), round(high, 4)],
+            "ppg_ci": interval,
             "win_rate": round(self.win_rate, 4),
             "wins": self.wins,
             "losses": self.games - self.wins,

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from bgbot.core.position import Position
+
+# Caches (the bear-off database) go to one private directory per test run, built at most once
+# and shared with the CLI subprocesses the tests start; the user's ~/.cache is never touched.
+os.environ.setdefault("BGBOT_CACHE_DIR", tempfile.mkdtemp(prefix="bgbot-test-cache-"))
 
 SHARED = Path(os.environ.get("BGBOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 TESTDATA = SHARED / "testdata"

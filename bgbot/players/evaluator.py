@@ -1,0 +1,401 @@
+"""The heuristic position evaluator: cubeless chances for the player on roll, before rolling.
+
+Phases (heuristic-player.md §2.8):
+
+* **bear-off**: both sides entirely in their home boards: the exact one-sided bear-off database
+  (`bgbot.players.bearoff`), when it is installed and the position fits;
+* **race** (no contact): a normal approximation on effective pip counts for the win
+  (§5.3, the Kleinman/EPC model) and the same model on "rolls to get a first chequer off"
+  against "rolls to finish" for gammons and backgammons;
+* **contact**: five logistic heads, linear in the features of `features.py`, with weights from
+  ``heuristic_weights.json`` (tuned by ``tools/train_heuristic.py``) or, failing that, the
+  hand-set weights below.
+
+Hard constraints (§2.7) are applied to every output: a side that has borne off a chequer cannot
+be gammoned; a side with no chequer on the bar or in the other's home board cannot be
+backgammoned; backgammons <= gammons <= wins.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from operator import mul
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from ..core.position import Position
+from .base import Probabilities
+from .features import (
+    CROSS_FEATURES,
+    FACT_BITS,
+    FACT_MASK,
+    FEATURE_NAMES,
+    GLOBAL_FEATURES,
+    POINT_FEATURES,
+    SideInfo,
+    cross_features,
+    fact_entry,
+    global_features,
+    global_key,
+    info_from_facts,
+    point_features,
+)
+
+HEADS: tuple[str, ...] = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+WEIGHTS_FILE = Path(__file__).with_name("heuristic_weights.json")
+
+# Hand-set starting weights (logit units, "me" = on roll). They encode textbook values: the
+# 5-, 4-, bar and 6-points, advanced anchors, primes, shots weighted by board strength,
+# containment, entry odds; gammon heads look at chequers back against a strong board.
+HAND_WEIGHTS: dict[str, dict[str, float]] = {
+    "win": {
+        "bias": 0.15,
+        "race_lead": 3.0,
+        "me.made_4": 0.35, "me.made_5": 0.5, "me.made_6": 0.3, "me.made_7": 0.3,
+        "me.made_3": 0.15, "me.made_8": 0.1, "me.made_20": 0.35, "me.made_21": 0.3,
+        "me.made_18": 0.2, "me.made_19": 0.15,
+        "other.made_4": -0.35, "other.made_5": -0.5, "other.made_6": -0.3, "other.made_7": -0.3,
+        "other.made_3": -0.15, "other.made_8": -0.1, "other.made_20": -0.35,
+        "other.made_21": -0.3, "other.made_18": -0.2, "other.made_19": -0.15,
+        "me.blots_home": -0.15, "me.blots_outfield": -0.1, "me.blots_back": -0.05,
+        "other.blots_home": 0.05, "other.blots_outfield": 0.05,
+        "me.stack_home": -0.2, "me.stack_outside": -0.2,
+        "other.stack_home": 0.2, "other.stack_outside": 0.2,
+        "me.prime_5": 0.3, "me.prime_6": 0.5, "other.prime_5": -0.3, "other.prime_6": -0.5,
+        "me.bar": -0.2, "other.bar": 0.3,
+        "shots": 0.8, "shots_x_board": 1.0, "pip_loss": 2.0, "return_shots": -0.3,
+        "trap_other_sq": 1.0, "trap_me_sq": -1.0,
+        "enter_fail_me": -1.0, "enter_fail_other": 0.8,
+        "me.buried": -0.2, "other.buried": 0.2,
+    },
+    "win_gammon": {
+        "bias": -1.6, "race_lead": 2.0, "other_back_x_board": 4.0, "other.bar": 0.5,
+        "enter_fail_other": 1.5, "me.home_made_sq": 1.0, "other.back": 0.8,
+        "shots_x_board": 1.0, "other.some_off": -3.0, "me.some_off": 0.5,
+    },
+    "win_backgammon": {
+        "bias": -4.5, "race_lead": 2.0, "other_back_x_board": 4.0, "other.bar": 0.8,
+        "enter_fail_other": 1.5, "me.home_made_sq": 1.5, "other.back": 1.5,
+    },
+    "lose_gammon": {
+        "bias": -1.8, "race_lead": -2.0, "my_back_x_board": 4.0, "me.bar": 0.5,
+        "enter_fail_me": 1.5, "other.home_made_sq": 1.0, "me.back": 0.8,
+        "me.some_off": -3.0, "other.some_off": 0.5,
+    },
+    "lose_backgammon": {
+        "bias": -4.7, "race_lead": -2.0, "my_back_x_board": 4.0, "me.bar": 0.8,
+        "enter_fail_me": 1.5, "other.home_made_sq": 1.5, "me.back": 1.5,
+    },
+}
+
+
+class BearoffDatabase(Protocol):
+    """What the evaluator needs from `bgbot.players.bearoff.default_database`."""
+
+    def probabilities(self, position: Position) -> Probabilities | None: ...
+
+    def expected_rolls(self, side: Sequence[int]) -> float: ...
+
+
+def _load_bearoff() -> BearoffDatabase | None:
+    """The other helper's one-sided bear-off database, or None while it is not installed."""
+    try:
+        from . import bearoff  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return None
+    factory: Any = getattr(bearoff, "default_database", None)
+    if factory is None:
+        return None
+    database: Any = factory if hasattr(factory, "probabilities") else factory()
+    return database if hasattr(database, "probabilities") else None
+
+
+def load_weights(path: Path | None = None) -> dict[str, list[float]]:
+    """Contact weights per head, in FEATURE_NAMES order: the tuned file, else the hand set."""
+    source = path or WEIGHTS_FILE
+    if source.exists():
+        data = json.loads(source.read_text())
+        names = data["features"]
+        out: dict[str, list[float]] = {}
+        for head in HEADS:
+            by_name = dict(zip(names, data["contact"][head]))
+            out[head] = [float(by_name.get(name, 0.0)) for name in FEATURE_NAMES]
+        return out
+    return {head: [HAND_WEIGHTS[head].get(name, 0.0) for name in FEATURE_NAMES] for head in HEADS}
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+_NORMAL_SCALE = 1.0 / math.sqrt(2.0)
+PIPS_PER_ROLL = 49.0 / 6.0
+ROLL_VARIANCE_PER_PIP = 0.0339
+"""Variance of the number of rolls needed to move N pips is about 0.0339 N (renewal theory)."""
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x * _NORMAL_SCALE)
+
+
+def effective_pips(side: Sequence[int], database: BearoffDatabase | None = None) -> float:
+    """Pip count plus a wastage estimate.
+
+    With the bear-off database: the exact wastage (EPC - pips, §5.1) of the home board you get
+    by putting every chequer still outside on the 6-point. Without: Keith's adjustments (§5.4).
+    """
+    pips = 0
+    for index in range(25):
+        pips += side[index] * (index + 1)
+    if database is not None:
+        home = list(side[:6])
+        home[5] += sum(side[6:])
+        home_pips = sum(n * (i + 1) for i, n in enumerate(home))
+        try:
+            return pips + database.expected_rolls(home) * PIPS_PER_ROLL - home_pips
+        except ValueError:  # a small test database that does not hold 15 chequers
+            pass
+    extra = 2 * max(0, side[0] - 1) + max(0, side[1] - 1) + max(0, side[2] - 3)
+    extra += (side[3] == 0) + (side[4] == 0) + (side[5] == 0)
+    return pips + extra
+
+
+def _rolls_beyond(side: Sequence[int], boundary: int) -> float:
+    """Pips one side must move so that no chequer stays above own point ``boundary``."""
+    return float(sum(side[i] * (i + 1 - boundary) for i in range(boundary, 25)))
+
+
+def _lag_probability(loser_pips: float, loser_extra: float, winner_epc: float,
+                     loser_on_roll: bool) -> float:
+    """P(the loser needs more turns for ``loser_pips`` than the winner needs to finish).
+
+    The loser's turns are ``loser_pips`` / 8.17 + ``loser_extra``; the player on roll gets the
+    first turn, so the loser on roll is late only when strictly slower.
+    """
+    mean = loser_pips / PIPS_PER_ROLL + loser_extra - winner_epc / PIPS_PER_ROLL
+    var = ROLL_VARIANCE_PER_PIP * (loser_pips + winner_epc) + 0.25
+    threshold = 0.5 if loser_on_roll else -0.5
+    return _phi((mean - threshold) / math.sqrt(var))
+
+
+def race_probabilities(position: Position, database: BearoffDatabase | None = None
+                       ) -> Probabilities:
+    """Cubeless chances in a race (no contact) for the player on roll, from formulas
+    (effective pip counts from ``database`` when given)."""
+    me, other = position.mover, position.opponent
+    my_epc, other_epc = effective_pips(me, database), effective_pips(other, database)
+    total = my_epc + other_epc
+    lead = other_epc - my_epc
+    win = _phi((lead + 4.0) / (1.5 * math.sqrt(max(total, 1.0))))
+    win_g = win_bg = lose_g = lose_bg = 0.0
+    if sum(other) == 15:
+        win_g = _lag_probability(_rolls_beyond(other, 6), 1.0, my_epc, False)
+        if any(other[18:25]):
+            win_bg = _lag_probability(_rolls_beyond(other, 18), 0.5, my_epc, False)
+    if sum(me) == 15:
+        lose_g = _lag_probability(_rolls_beyond(me, 6), 1.0, other_epc, True)
+        if any(me[18:25]):
+            lose_bg = _lag_probability(_rolls_beyond(me, 18), 0.5, other_epc, True)
+    return _constrained(position, win, win_g, win_bg, lose_g, lose_bg)
+
+
+def _constrained(position: Position, win: float, win_g: float, win_bg: float,
+                 lose_g: float, lose_bg: float) -> Probabilities:
+    """Apply the hard constraints of heuristic-player.md §2.7 and the ordering of outputs."""
+    me, other = position.mover, position.opponent
+    win = min(max(win, 0.0), 1.0)
+    lose = 1.0 - win
+    if sum(other) < 15:
+        win_g = win_bg = 0.0
+    elif not (other[24] or any(other[18:24])):
+        win_bg = 0.0
+    if sum(me) < 15:
+        lose_g = lose_bg = 0.0
+    elif not (me[24] or any(me[18:24])):
+        lose_bg = 0.0
+    win_g = min(max(win_g, 0.0), win)
+    win_bg = min(max(win_bg, 0.0), win_g)
+    lose_g = min(max(lose_g, 0.0), lose)
+    lose_bg = min(max(lose_bg, 0.0), lose_g)
+    return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
+
+
+def _terminal(position: Position) -> Probabilities | None:
+    """Exact outputs when the game is already over (one side has no chequer left)."""
+    kind = position.win_kind()
+    if kind == 0:
+        return None
+    if not any(position.mover):
+        return Probabilities(1.0, float(kind >= 2), float(kind >= 3), 0.0, 0.0)
+    return Probabilities(0.0, 0.0, 0.0, float(kind >= 2), float(kind >= 3))
+
+
+_Partial = tuple[float, float, float, float, float]
+_getitem = tuple.__getitem__
+# Fixed-point packing of the five heads' per-point sums above the packed facts (see
+# `HeuristicEvaluator._point_tables`): 48-bit fields, 1e-7 resolution, offset 2**40 each.
+_SCALE = 10_000_000.0
+_INV_SCALE = 1.0 / _SCALE
+_FIELD_BITS = 48
+_FIELD_MASK = (1 << _FIELD_BITS) - 1
+_FIELD_OFFSET = 1 << 40
+_BASE = 25 * _FIELD_OFFSET
+_SHIFT0, _SHIFT1, _SHIFT2, _SHIFT3, _SHIFT4 = (FACT_BITS + _FIELD_BITS * h for h in range(5))
+
+
+class HeuristicEvaluator:
+    """``evaluate(position)``: gnubg-style cubeless chances for the player on roll.
+
+    Keeps per-side caches (the side that did not move is the same for every candidate of a
+    move); they are bounded and cleared when full.
+    """
+
+    CACHE_LIMIT = 200_000
+
+    def __init__(self, weights: dict[str, list[float]] | None = None,
+                 use_bearoff: bool = True) -> None:
+        self.weights = weights if weights is not None else load_weights()
+        self._use_bearoff = use_bearoff
+        self._bearoff: BearoffDatabase | None = None
+        self._bearoff_loaded = False
+        n_point, n_global = len(POINT_FEATURES), len(GLOBAL_FEATURES)
+        block = n_point + n_global
+        self._me_off, self._other_off = 0, block
+        self._cross_off = 2 * block
+        self._n_point, self._n_global = n_point, n_global
+        self._tables = (self._point_tables(0), self._point_tables(block))
+        self._global_w = tuple(
+            [self.weights[h][offset + n_point: offset + block] for h in HEADS]
+            for offset in (0, block)
+        )
+        self._cross_w = [
+            self.weights[h][self._cross_off: self._cross_off + len(CROSS_FEATURES)] for h in HEADS
+        ]
+        self._bias = [self.weights[h][-1] for h in HEADS]
+        self._caches: tuple[dict[tuple[int, ...], tuple[SideInfo, _Partial]], ...] = ({}, {})
+        self._global_caches: tuple[dict[Any, tuple[float, ...]], ...] = ({}, {})
+        assert len(self.weights["win"]) == len(FEATURE_NAMES)
+
+    def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
+        """Per location and count: the packed facts plus each head's weighted per-point
+        features, in fixed point (``_SCALE``), offset to stay positive, one field per head."""
+        rows = []
+        for index in range(25):
+            row = []
+            for n in range(16):
+                value = fact_entry(index, n)
+                feats = point_features(index, n)
+                for h, head in enumerate(HEADS):
+                    w = self.weights[head]
+                    contribution = sum(w[offset + f] * v for f, v in feats)
+                    field = round(contribution * _SCALE) + _FIELD_OFFSET
+                    value |= field << (FACT_BITS + _FIELD_BITS * h)
+                row.append(value)
+            rows.append(tuple(row))
+        return tuple(rows)
+
+    # ----------------------------------------------------------------- caches
+
+    def _side(self, side: tuple[int, ...], role: int) -> tuple[SideInfo, _Partial]:
+        """A side's facts and its five heads' one-sided partial logits in ``role``
+        (0 = on roll, 1 = not on roll), cached per side tuple."""
+        cache = self._caches[role]
+        found = cache.get(side)
+        if found is not None:
+            return found
+        if len(cache) > self.CACHE_LIMIT:
+            cache.clear()
+        total = sum(map(_getitem, self._tables[role], side))
+        info = info_from_facts(total & FACT_MASK, side[24])
+        key = global_key(info)
+        gcache = self._global_caches[role]
+        glob = gcache.get(key)
+        if glob is None:
+            feats = global_features(info)
+            glob = gcache[key] = tuple(sum(map(mul, gw, feats)) for gw in self._global_w[role])
+        base = _BASE
+        partial: _Partial = (
+            (((total >> _SHIFT0) & _FIELD_MASK) - base) * _INV_SCALE + glob[0],
+            (((total >> _SHIFT1) & _FIELD_MASK) - base) * _INV_SCALE + glob[1],
+            (((total >> _SHIFT2) & _FIELD_MASK) - base) * _INV_SCALE + glob[2],
+            (((total >> _SHIFT3) & _FIELD_MASK) - base) * _INV_SCALE + glob[3],
+            (((total >> _SHIFT4) & _FIELD_MASK) - base) * _INV_SCALE + glob[4],
+        )
+        found = cache[side] = (info, partial)
+        return found
+
+    # ----------------------------------------------------------------- evaluation
+
+    def contact_logits(self, position: Position) -> list[float]:
+        """The five heads' logits (before the sigmoid) for a contact position."""
+        me_info, me_part = self._side(position.mover, 0)
+        other_info, other_part = self._side(position.opponent, 1)
+        return self._logits(me_info, me_part, other_info, other_part)
+
+    def _logits(self, me_info: SideInfo, me_part: _Partial, other_info: SideInfo,
+                other_part: _Partial) -> list[float]:
+        cross = cross_features(me_info, other_info)
+        cw = self._cross_w
+        bias = self._bias
+        return [
+            me_part[h] + other_part[h] + sum(map(mul, cw[h], cross)) + bias[h] for h in range(5)
+        ]
+
+    def evaluate(self, position: Position) -> Probabilities:
+        """Cubeless win / gammon / backgammon chances for the player on roll, before rolling."""
+        me_info, me_part = self._side(position.mover, 0)
+        other_info, other_part = self._side(position.opponent, 1)
+        if me_info.off == 15 or other_info.off == 15:
+            terminal = _terminal(position)
+            assert terminal is not None
+            return terminal
+        if me_info.rearmost + other_info.rearmost <= 25:
+            return self.evaluate_race(position)
+        z = self._logits(me_info, me_part, other_info, other_part)
+        exp = math.exp
+        win = 1.0 / (1.0 + exp(-z[0])) if z[0] > -700.0 else 0.0
+        lose = 1.0 - win
+        if other_info.off:
+            win_g = win_bg = 0.0
+        else:
+            win_g = min(1.0 / (1.0 + exp(-z[1])) if z[1] > -700.0 else 0.0, win)
+            win_bg = min(1.0 / (1.0 + exp(-z[2])) if z[2] > -700.0 else 0.0, win_g) if other_info.back else 0.0
+        if me_info.off:
+            lose_g = lose_bg = 0.0
+        else:
+            lose_g = min(1.0 / (1.0 + exp(-z[3])) if z[3] > -700.0 else 0.0, lose)
+            lose_bg = min(1.0 / (1.0 + exp(-z[4])) if z[4] > -700.0 else 0.0, lose_g) if me_info.back else 0.0
+        return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
+
+    def evaluate_race(self, position: Position) -> Probabilities:
+        """A race: the bear-off database when it fits, else the race formulas."""
+        me, other = position.mover, position.opponent
+        if not self._bearoff_loaded:
+            self._bearoff = _load_bearoff() if self._use_bearoff else None
+            self._bearoff_loaded = True
+        database = self._bearoff
+        if database is not None and not any(me[6:]) and not any(other[6:]):
+            exact = database.probabilities(position)
+            if exact is not None:
+                return exact
+        return race_probabilities(position, database)
+
+    @property
+    def has_bearoff(self) -> bool:
+        """Whether the exact bear-off database is in use (loads it on first ask)."""
+        if not self._bearoff_loaded:
+            self._bearoff = _load_bearoff() if self._use_bearoff else None
+            self._bearoff_loaded = True
+        return self._bearoff is not None
+
+
+def equity_after(evaluator: Callable[[Position], Probabilities], after: Position) -> float:
+    """Cubeless money equity for the player who just moved to ``after`` (mover's view)."""
+    terminal = _terminal(after)
+    if terminal is not None:
+        return terminal.equity()  # _terminal reads `after` from the mover's side
+    return -evaluator(after.swapped()).equity()

@@ -1,0 +1,457 @@
+"""Position features for the heuristic evaluator (heuristic-player.md §2), built for speed.
+
+Everything is computed for both sides of a position seen from the player on roll (the
+"roller", ``position.mover``) and the other player (``position.opponent``). Features come in
+three kinds, so that the evaluator can score a candidate quickly:
+
+* **per-point** features, additive over the 25 locations of one side (made points by location,
+  blots by zone, stacking, pips, chequers back, crossovers...). A linear model turns them into
+  one table lookup per location (`point_features` is their single definition);
+* **global one-sided** features, nonlinear in one side's chequers (prime length, home board
+  strength, off / not off...). They and the per-point ones depend on one side only, so the
+  evaluator caches them per side tuple: across the candidates of one move, the side that did
+  not move is the same;
+* **cross** features, which need both sides: shots at blots (enumerated over the 36 rolls
+  against blocking points), escape counts against primes, entry odds from the bar, contact.
+
+Numbering: each side counts its own points 1..24 from its home, 25 = its bar. A chequer of one
+side on its point q is on the other side's point 25 - q. Bit masks use bit p for own point p.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# --------------------------------------------------------------------------------- rolls
+
+ROLLS: tuple[tuple[int, int, int], ...] = tuple(
+    (a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7)
+)
+"""The 21 distinct rolls with their weight out of 36."""
+
+
+def _roll_bit(a: int, b: int) -> int:
+    """The bits of roll {a, b} in a 36-bit set of ordered rolls (two bits unless doubles)."""
+    return (1 << ((a - 1) * 6 + (b - 1))) | (1 << ((b - 1) * 6 + (a - 1)))
+
+
+def _hit_rolls(distance: int, blocked: int) -> int:
+    """Rolls (36-bit set) with which a chequer hits a blot ``distance`` pips ahead.
+
+    Bit t - 1 of ``blocked`` says that the point t pips ahead of the hitter is blocked; the blot's
+    own point is open by definition. A roll counts if one chequer can reach the blot by landing
+    only on open points (doubles move four times).
+    """
+    rolls = 0
+    for a in range(1, 7):
+        for b in range(a, 7):
+            if a == b:
+                for k in range(1, 5):
+                    if a * k == distance:
+                        if all(not (blocked >> (a * j - 1)) & 1 for j in range(1, k)):
+                            rolls |= _roll_bit(a, b)
+                        break
+            elif distance in (a, b) or (
+                distance == a + b
+                and (not (blocked >> (a - 1)) & 1 or not (blocked >> (b - 1)) & 1)
+            ):
+                rolls |= _roll_bit(a, b)
+    return rolls
+
+
+_HIT_CACHE: dict[int, int] = {}
+
+
+def hit_rolls(distance: int, blocked: int) -> int:
+    """Memoised `_hit_rolls`; ``blocked`` holds only the distance - 1 points in between."""
+    key = (distance << 24) | blocked
+    found = _HIT_CACHE.get(key)
+    if found is None:
+        found = _HIT_CACHE[key] = _hit_rolls(distance, blocked) if distance <= 24 else 0
+    return found
+
+
+def _escape_count(blocked: int) -> int:
+    """Rolls (of 36) with which a chequer plays both dice past the 12 points ahead of it.
+
+    The landing point of the whole roll must be open and at least one intermediate landing point
+    must be open; doubles count as two steps only (heuristic-player.md §2.3).
+    """
+    count = 0
+    for a in range(1, 7):
+        for b in range(1, 7):
+            if a == b:
+                ok = not (blocked >> (a - 1)) & 1 and not (blocked >> (2 * a - 1)) & 1
+            else:
+                ok = not (blocked >> (a + b - 1)) & 1 and (
+                    not (blocked >> (a - 1)) & 1 or not (blocked >> (b - 1)) & 1
+                )
+            count += ok
+    return count
+
+
+ESCAPES: tuple[int, ...] = tuple(_escape_count(mask) for mask in range(4096))
+"""Escape count (0..36) for every 12-bit mask of blocked points ahead of a chequer."""
+
+# ------------------------------------------------------------------ per-point features
+
+POINT_FEATURES: tuple[str, ...] = (
+    *(f"made_{p}" for p in range(1, 25)),
+    "blots_home",
+    "blots_outfield",
+    "blots_back",
+    "stack_home",
+    "stack_outside",
+    "pips",
+    "bar",
+    "back",
+    "outside_home",
+    "crossovers",
+    "buried",
+    "spares_builders",
+    "builders",
+)
+_P = {name: i for i, name in enumerate(POINT_FEATURES)}
+
+
+def point_features(index: int, count: int) -> list[tuple[int, float]]:
+    """The per-point features of ``count`` chequers on own index ``index`` (24 = bar).
+
+    Returns (feature index in POINT_FEATURES, value) pairs for the nonzero features. This is
+    the one definition the evaluator's lookup tables are built from.
+    """
+    if count == 0:
+        return []
+    point = index + 1
+    out: list[tuple[int, float]] = [(_P["pips"], count * point / 100.0)]
+    if index == 24:
+        out.append((_P["bar"], float(count)))
+        out.append((_P["back"], count / 5.0))
+        out.append((_P["outside_home"], count / 15.0))
+        out.append((_P["crossovers"], count * 4 / 30.0))
+        return out
+    if count >= 2:
+        out.append((_P[f"made_{point}"], 1.0))
+    elif point <= 6:
+        out.append((_P["blots_home"], 1.0))
+    elif point <= 18:
+        out.append((_P["blots_outfield"], 1.0))
+    else:
+        out.append((_P["blots_back"], 1.0))
+    if count > 3:
+        out.append((_P["stack_home" if point <= 6 else "stack_outside"], (count - 3) / 3.0))
+    if point >= 19:
+        out.append((_P["back"], count / 5.0))
+    if point >= 7:
+        out.append((_P["outside_home"], count / 15.0))
+        out.append((_P["crossovers"], count * (index // 6) / 30.0))
+    if point <= 2:
+        out.append((_P["buried"], count / 5.0))
+    if 4 <= point <= 11:
+        out.append((_P["builders"], count / 10.0))
+        if count > 2:
+            out.append((_P["spares_builders"], (count - 2) / 5.0))
+    return out
+
+
+def point_feature_sums(side: tuple[int, ...]) -> list[float]:
+    """Σ over the 25 locations of `point_features` (the dense per-point vector of one side)."""
+    out = [0.0] * len(POINT_FEATURES)
+    for index in range(25):
+        for feature, value in point_features(index, side[index]):
+            out[feature] += value
+    return out
+
+
+# ------------------------------------------------------------------ one-sided summary
+
+
+class SideInfo(NamedTuple):
+    """Facts about one side, in its own numbering; computed once per distinct side tuple."""
+
+    made: int
+    """Bit p set when own point p (1..24) holds two or more chequers."""
+    blots: int
+    """Bit p set when own point p (1..24) holds exactly one chequer."""
+    occupied: int
+    """Bit p set when own point p (1..25, 25 = bar) holds a chequer."""
+    pips: int
+    off: int
+    bar: int
+    home_made: int
+    prime: int
+    """Length of the longest run of made points."""
+    prime_top: int
+    """Highest point of that run (0 if none)."""
+    rearmost: int
+    """Highest occupied own point (25 = bar, 0 if all off)."""
+    back: int
+    """Chequers on the bar or in the opponent's home board (own points 19..24)."""
+    anchors: int
+    """Points made in the opponent's home board (own points 19..24)."""
+
+
+# One side's facts are packed into a single integer per (location, count) so that one C-level
+# sum over the 25 locations yields them all (no carries: each field is wide enough).
+BLOT_SHIFT, OCC_SHIFT, PIP_SHIFT, COUNT_SHIFT, BACK_SHIFT = 26, 52, 78, 88, 93
+FACT_BITS = 98
+"""Bits used by the packed facts; callers may pack more fields above them."""
+FACT_MASK = (1 << FACT_BITS) - 1
+_BITS26 = (1 << 26) - 1
+
+
+def fact_entry(index: int, count: int) -> int:
+    """The packed facts of ``count`` chequers on own index ``index`` (24 = bar)."""
+    if count == 0:
+        return 0
+    bit = 1 << (index + 1)
+    value = (bit << OCC_SHIFT) | (count * (index + 1)) << PIP_SHIFT | count << COUNT_SHIFT
+    if index < 24:
+        value |= bit if count >= 2 else bit << BLOT_SHIFT
+    if index >= 18:
+        value |= count << BACK_SHIFT
+    return value
+
+
+FACT_TABLE: tuple[tuple[int, ...], ...] = tuple(
+    tuple(fact_entry(index, n) for n in range(16)) for index in range(25)
+)
+_getitem = tuple.__getitem__
+HOME_MASK = 0b1111110
+ANCHOR_MASK = 0b1111110 << 18
+_STRUCTURE: dict[int, tuple[int, int, int, int]] = {}
+
+
+def _structure(made: int) -> tuple[int, int, int, int]:
+    """(home points made, longest run of made points, its top point, anchors) of a mask."""
+    found = _STRUCTURE.get(made)
+    if found is None:
+        run = made
+        length = 0
+        top_run = 0
+        while run:
+            top_run = run
+            run &= run << 1
+            length += 1
+        if len(_STRUCTURE) > 100_000:
+            _STRUCTURE.clear()
+        found = _STRUCTURE[made] = (
+            (made & HOME_MASK).bit_count(),
+            length,
+            top_run.bit_length() - 1 if made else 0,
+            (made & ANCHOR_MASK).bit_count(),
+        )
+    return found
+
+
+def info_from_facts(facts: int, bar: int) -> SideInfo:
+    """Unpack the sum of `fact_entry` over a side's 25 locations into its `SideInfo`."""
+    made = facts & _BITS26
+    occupied = (facts >> OCC_SHIFT) & _BITS26
+    home_made, prime, prime_top, anchors = _structure(made)
+    return SideInfo(
+        made,
+        (facts >> BLOT_SHIFT) & _BITS26,
+        occupied,
+        (facts >> PIP_SHIFT) & 1023,
+        15 - ((facts >> COUNT_SHIFT) & 31),
+        bar,
+        home_made,
+        prime,
+        prime_top,
+        max(occupied.bit_length() - 1, 0),
+        (facts >> BACK_SHIFT) & 31,
+        anchors,
+    )
+
+
+def side_info(side: tuple[int, ...]) -> SideInfo:
+    """The `SideInfo` of one side's 25 counts."""
+    return info_from_facts(sum(map(_getitem, FACT_TABLE, side)), side[24])
+
+
+def global_key(info: SideInfo) -> tuple[int, int, int, int, int, bool, int]:
+    """Everything `global_features` depends on (for caching its weighted sums)."""
+    return (info.off, info.home_made, info.prime, info.prime_top, info.rearmost, info.bar >= 2,
+            min(info.anchors, 2))
+
+
+GLOBAL_FEATURES: tuple[str, ...] = (
+    "some_off",
+    "off",
+    "home_made_sq",
+    "home_5plus",
+    "prime_3",
+    "prime_4",
+    "prime_5",
+    "prime_6",
+    "prime_top",
+    "rearmost",
+    "bar_2plus",
+    "anchor",
+    "two_anchors",
+)
+
+
+def global_features(info: SideInfo) -> list[float]:
+    """Nonlinear one-sided features (GLOBAL_FEATURES order); a function of `global_key` only."""
+    off, home_made, prime, prime_top, rearmost, bar2, anchors = global_key(info)
+    return [
+        1.0 if off else 0.0,
+        off / 15.0,
+        home_made * home_made / 36.0,
+        1.0 if home_made >= 5 else 0.0,
+        1.0 if prime >= 3 else 0.0,
+        1.0 if prime >= 4 else 0.0,
+        1.0 if prime >= 5 else 0.0,
+        1.0 if prime >= 6 else 0.0,
+        prime_top / 24.0 if prime >= 4 else 0.0,
+        rearmost / 25.0,
+        1.0 if bar2 else 0.0,
+        1.0 if anchors >= 1 else 0.0,
+        1.0 if anchors >= 2 else 0.0,
+    ]
+
+
+# ------------------------------------------------------------------------ cross features
+
+CROSS_FEATURES: tuple[str, ...] = (
+    "shots",
+    "shots_x_board",
+    "shots_double",
+    "pip_loss",
+    "return_shots",
+    "trap_other",
+    "trap_other_sq",
+    "trap_me",
+    "trap_me_sq",
+    "enter_fail_me",
+    "enter_fail_other",
+    "other_back_x_board",
+    "my_back_x_board",
+    "race_lead",
+    "race_lead_sq",
+    "my_free",
+    "other_free",
+)
+
+
+def shot_masks(shooter: SideInfo, target: SideInfo) -> tuple[int, int, float]:
+    """Rolls with which ``shooter`` (on roll) hits a blot of ``target``.
+
+    Returns (36-bit set of hitting rolls, the rolls that can hit two different blots, and the
+    expected pip loss Σ P(blot hit) · pips it has travelled, ÷ 25). A shooter with chequers on
+    the bar may only hit from the bar (the other die's hits after entering are ignored).
+    """
+    blots = target.blots
+    if not blots:
+        return 0, 0, 0.0
+    blocks = target.made
+    shooters = 1 << 25 if shooter.bar else shooter.occupied
+    cache_get = _HIT_CACHE.get
+    union = 0
+    double = 0
+    loss = 0.0
+    while blots:
+        low = blots & -blots
+        blots ^= low
+        # The target's blot on its point t is on the shooter's point 25 - t.
+        blot_point = 26 - low.bit_length()
+        rolls = 0
+        base = blot_point + 1
+        candidates = (shooters >> base) & 0xFFFFFF  # shooters at most 24 pips away
+        while candidates:
+            bit = candidates & -candidates
+            candidates ^= bit
+            distance = bit.bit_length()  # the shooter is on point blot_point + distance
+            mask = (blocks >> (26 - blot_point - distance)) & ((1 << (distance - 1)) - 1)
+            key = (distance << 24) | mask
+            found = cache_get(key)
+            if found is None:
+                found = hit_rolls(distance, mask)
+            rolls |= found
+        if rolls:
+            double |= union & rolls
+            union |= rolls
+            loss += rolls.bit_count() * blot_point
+    return union, double, loss / (36.0 * 25.0)
+
+
+def escape_rearmost(runner: SideInfo, blocker: SideInfo) -> int:
+    """Escape count of ``runner``'s rearmost chequer against ``blocker``'s made points."""
+    q = runner.rearmost
+    if q == 0:
+        return 36
+    if q >= 26:
+        return 36
+    return ESCAPES[(blocker.made >> (26 - q)) & 0xFFF] if q >= 2 else 36
+
+
+def _enter_fail(bar: int, closed: int) -> float:
+    if bar == 0:
+        return 0.0
+    if bar == 1:
+        return closed * closed / 36.0
+    return 1.0 - (6 - closed) * (6 - closed) / 36.0
+
+
+def cross_features(me: SideInfo, other: SideInfo) -> list[float]:
+    """Features of both sides together; ``me`` is on roll (see CROSS_FEATURES for the order)."""
+    union, double, loss = shot_masks(me, other)
+    shots = union.bit_count() / 36.0
+    back_union, _, _ = shot_masks(other, me)
+    trap_other = 1.0 - escape_rearmost(other, me) / 36.0
+    trap_me = 1.0 - escape_rearmost(me, other) / 36.0
+    lead = (other.pips - me.pips) / 100.0
+    # Chequers already past every chequer of the other side (no longer engaged).
+    other_rear = other.rearmost
+    my_rear = me.rearmost
+    my_free = (me.occupied & ((1 << (25 - other_rear)) - 1)).bit_count() if other_rear else 0
+    other_free = (other.occupied & ((1 << (25 - my_rear)) - 1)).bit_count() if my_rear else 0
+    return [
+        shots,
+        shots * me.home_made / 6.0,
+        double.bit_count() / 36.0,
+        loss,
+        back_union.bit_count() / 36.0,
+        trap_other,
+        trap_other * trap_other,
+        trap_me,
+        trap_me * trap_me,
+        _enter_fail(me.bar, other.home_made),
+        _enter_fail(other.bar, me.home_made),
+        other.back * me.home_made / 30.0,
+        me.back * other.home_made / 30.0,
+        lead,
+        lead * abs(lead),
+        my_free / 15.0,
+        other_free / 15.0,
+    ]
+
+
+FEATURE_NAMES: tuple[str, ...] = (
+    *(f"me.{n}" for n in POINT_FEATURES),
+    *(f"me.{n}" for n in GLOBAL_FEATURES),
+    *(f"other.{n}" for n in POINT_FEATURES),
+    *(f"other.{n}" for n in GLOBAL_FEATURES),
+    *CROSS_FEATURES,
+    "bias",
+)
+"""Names of the full contact feature vector, in order ("me" = the player on roll)."""
+
+
+def feature_vector(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[float]:
+    """The full feature vector (FEATURE_NAMES order) of a position: ``mover`` is on roll.
+
+    Slow and plain, for training and tests; the evaluator computes the same dot products with
+    per-point lookup tables and per-side caches.
+    """
+    me, other = side_info(mover), side_info(opponent)
+    return [
+        *point_feature_sums(mover),
+        *global_features(me),
+        *point_feature_sums(opponent),
+        *global_features(other),
+        *cross_features(me, other),
+        1.0,
+    ]

@@ -1,0 +1,154 @@
+"""bgbot's own player: the heuristic evaluator with optional 1-ply look-ahead and noise.
+
+* ``plies=0``: play the candidate whose resulting position has the best utility for us, judged
+  by `HeuristicEvaluator` (cubeless money equity; in match play the hook `_utility` is where
+  match winning chances come in, from ``bgbot.players.cube`` when it provides them).
+* ``plies=1``: keep the best 0-ply candidates (at most ``MAX_CANDIDATES`` within ``THRESHOLD``
+  of the best), then for each average over the opponent's 21 rolls the value after the
+  opponent's best 0-ply reply (heuristic-player.md §4).
+* ``noise``: Gaussian noise of that standard deviation on each candidate's equity, from a
+  ``random.Random(seed)``, for weaker and varied play.
+
+Cube and resignation decisions come from ``bgbot.players.cube`` (Janowski money / MET match
+cube, with this evaluator's chances) and ``bgbot.players.resign`` (resign only on proof; accept
+when the offer is worth at least playing on).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from ..core.position import Play, Position
+from .base import Context, CubeOwner, Probabilities, TakeDecision
+from .evaluator import HeuristicEvaluator, _terminal
+from .features import ROLLS
+
+from . import cube, resign
+
+MAX_CANDIDATES = 5
+"""1-ply move filter: how many 0-ply candidates survive at most."""
+THRESHOLD = 0.16
+"""1-ply move filter: survivors are within this much equity of the 0-ply best."""
+
+
+class HeuristicPlayer:
+    """The heuristic player (see the module docstring)."""
+
+    def __init__(self, plies: int = 0, noise: float = 0.0, seed: int = 0,
+                 evaluator: HeuristicEvaluator | None = None) -> None:
+        if plies not in (0, 1):
+            raise ValueError(f"plies must be 0 or 1, got {plies}")
+        self.plies = plies
+        self.noise = noise
+        self.seed = seed
+        self.evaluator = evaluator if evaluator is not None else _shared_evaluator()
+        self._rng = random.Random(seed)
+        self.name = f"heuristic-{plies}ply" + (f"-noise{noise:g}" if noise else "")
+
+    # ----------------------------------------------------------------- chequer play
+
+    @staticmethod
+    def _plain_money(context: Context) -> bool:
+        """Money play where a gammon counts 2 and a backgammon 3 (plain cubeless equity)."""
+        rules = context.rules
+        if not context.is_money or rules.backgammon_value != 3:
+            return False
+        return not (rules.jacoby and rules.cube and context.cube_owner is CubeOwner.CENTRE)
+
+    def _utility(self, probs: Probabilities, context: Context) -> float:
+        """What we maximise, for chances seen from us: cubeless money equity, or what the cube
+        module's ``match_utility`` says (match winning chances in match play; the rules'
+        backgammon value and the Jacoby rule in money play)."""
+        if self._plain_money(context):
+            return probs.equity()
+        return cube.match_utility(probs, context)
+
+    def _after_values(self, results: list[tuple[Play, Position]], context: Context) -> list[float]:
+        """0-ply utility for us of each candidate's resulting position (mover's view = us)."""
+        evaluate = self.evaluator.evaluate
+        if self._plain_money(context):
+            return [-evaluate(after.swapped()).equity() for _, after in results]
+        return [
+            self._utility(evaluate(after.swapped()).flipped(), context) for _, after in results
+        ]
+
+    def _one_ply_probs(self, after: Position) -> Probabilities:
+        """Our chances after our move ``after``, averaged over the opponent's 21 rolls, each
+        answered by the opponent's best 0-ply reply (by cubeless equity)."""
+        terminal = _terminal(after)
+        if terminal is not None:
+            return terminal
+        theirs = after.swapped()
+        evaluate = self.evaluator.evaluate
+        total = [0.0] * 5
+        for a, b, weight in ROLLS:
+            results = theirs.play_results((a, b))
+            if not results:
+                probs = evaluate(after)  # they stand pat; we are on roll
+            else:
+                best: Probabilities | None = None
+                best_eq = 1e9
+                for _, reply in results:
+                    # reply is from their side; we are on roll after it.
+                    mine = _terminal(reply)
+                    ours = mine.flipped() if mine is not None else evaluate(reply.swapped())
+                    eq = ours.equity()
+                    if eq < best_eq:
+                        best, best_eq = ours, eq
+                assert best is not None
+                probs = best
+            for k in range(5):
+                total[k] += weight * probs[k]
+        return Probabilities(*(t / 36.0 for t in total))
+
+    def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
+        results = position.play_results(dice)
+        if not results:
+            return Play()
+        if len(results) == 1:
+            return results[0][0]
+        scored = [(value, i) for i, value in enumerate(self._after_values(results, context))]
+        if self.plies == 1:
+            scored.sort(reverse=True)
+            best0 = scored[0][0]
+            survivors = [s for s in scored[:MAX_CANDIDATES] if s[0] >= best0 - THRESHOLD]
+            if len(survivors) > 1:
+                scored = [
+                    (self._utility(self._one_ply_probs(results[i][1]), context), i)
+                    for _, i in survivors
+                ]
+            else:
+                scored = survivors
+        if self.noise:
+            gauss = self._rng.gauss
+            scored = [(value + gauss(0.0, self.noise), i) for value, i in scored]
+        best = max(scored)
+        return results[best[1]][0]
+
+    # ----------------------------------------------------------------- cube and resignation
+
+    def should_double(self, position: Position, context: Context) -> bool:
+        if not context.may_double():
+            return False
+        return cube.should_double(self.evaluator.evaluate(position), context, position)
+
+    def take_decision(self, position: Position, context: Context) -> TakeDecision:
+        return cube.take_decision(self.evaluator.evaluate(position), context, position)
+
+    def offer_resignation(self, position: Position, context: Context) -> int:
+        return resign.offer_resignation(position, context, self.evaluator)
+
+    def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
+        return resign.accept_resignation(position, context, value, self.evaluator)
+
+
+_SHARED: list[HeuristicEvaluator] = []
+
+
+def _shared_evaluator() -> HeuristicEvaluator:
+    """One evaluator per process (its tables take a moment to build; its caches are shared)."""
+    if not _SHARED:
+        _SHARED.append(HeuristicEvaluator())
+    return _SHARED[0]
+

@@ -83,3 +83,29 @@ def test_bad_input_exits_2_with_a_message_naming_the_fault(args: tuple[str, ...]
     assert result.returncode == 2, result.stderr
     assert message.lower() in result.stderr.lower()
     assert "Traceback" not in result.stderr
+
+
+def test_play_logs_a_match_that_reads_back_with_the_same_score(tmp_path: Any) -> None:
+    from bgbot.formats.mat import read_match
+
+    out = tmp_path / "logs"
+    result = bgbot("play", "heuristic", "pubeval", "--length", "3", "--seed", "4",
+                   "--out", str(out), "--json")
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["matches"] == 1 and summary["games"] >= 1
+    assert len(summary["ppg_ci"]) == 2
+    (path,) = out.glob("*.mat")
+    with path.open() as handle:
+        record = read_match(handle)
+    a_points = summary["points"]
+    score = record.final_score
+    assert score[0] - score[1] == a_points
+    assert max(score) >= 3
+
+
+def test_play_money_mirrored_reports_pairs(tmp_path: Any) -> None:
+    result = bgbot("play", "pubeval", "random", "--money", "--games", "6", "--mirror",
+                   "--cubeless", "--out", str(tmp_path), "--json")
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["games"] == 6 and summary["mirror"] is True
+    assert len(list(tmp_path.glob("*.mat"))) == 2

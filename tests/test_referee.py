@@ -164,3 +164,23 @@ def test_agent_specs_parse_options() -> None:
     assert spec.name == "heuristic" and dict(spec.options) == {"plies": "1", "noise": "0.02"}
     assert str(spec) == "heuristic:plies=1,noise=0.02"
     assert isinstance(create_agent("random:seed=4"), PlayerAgent)
+
+
+def test_a_decided_game_ends_in_a_resignation_the_other_side_accepts_r27() -> None:
+    from bgbot.core.game import Game
+
+    from .conftest import board
+
+    # Seat 0 is on roll with all fifteen chequers in the outfield; the opponent bears off its
+    # last two chequers with any roll: the gammon is certain, a backgammon impossible.
+    hopeless = board({18: 3, 17: 3, 16: 3, 15: 3, 14: 3}, {1: 2})
+    game = Game.start_from(hopeless, 0, rules=Rules(cube=False))
+    events: list[ev.Event] = []
+    referee = Referee([create_agent("heuristic"), create_agent("heuristic")], SeededDice(1),
+                      length=0, listeners=[events.append], match_id="r")
+    asyncio.run(referee.play_game(game))
+    resigned = [e for e in events if isinstance(e, ev.Resigned)]
+    assert resigned and resigned[0].seat == 0 and resigned[0].accepted
+    assert game.outcome is not None and game.outcome.ending == "resign"
+    assert resigned[0].value == 2
+    assert game.outcome.winner == 1 and game.outcome.points == 2

@@ -112,7 +112,7 @@ class Referee:
             game = match.new_game()
             self._emit(ev.GameStarted(self.match_id, number, match.score, game.crawford,
                                       game.post_crawford))
-            await self._play_game(game, number)
+            await self.play_game(game, number)
             assert game.outcome is not None
             match.record(game.outcome)
             result.outcomes.append(game.outcome)
@@ -123,15 +123,15 @@ class Referee:
         self._emit(ev.MatchEnded(self.match_id, match.score, match.winner, number))
         return result
 
-    async def _play_game(self, game: Game, number: int) -> None:
+    async def play_game(self, game: Game, number: int = 1) -> None:
+        """Play ``game`` to its end from whatever phase it is in (a new game, or one set up
+        with `Game.start_from`), with the dice of game ``number`` of the dice source."""
         dice = self.dice.for_game(number - 1)
         mid = self.match_id
-        while True:
+        while game.phase is Phase.OPENING:
             die0, die1 = dice.opening()
-            decided = game.opening_roll(die0, die1)
+            game.opening_roll(die0, die1)
             self._emit(ev.Rolled(mid, number, 0 if die0 >= die1 else 1, (die0, die1), opening=True))
-            if decided:
-                break
         while not game.is_over:
             phase = game.phase
             seat = game.seat_on_roll
@@ -150,6 +150,10 @@ class Referee:
                 self._emit(ev.Rolled(mid, number, seat, rolled))
             elif phase is Phase.MOVE:
                 await self._move(game, number, seat)
+            elif phase is Phase.TAKE:
+                await self._answer_double(game, number, seat)
+            elif phase is Phase.BEAVER_TAKE:
+                await self._answer_beaver(game, number, seat, 1 - seat)
             else:
                 raise IllegalDecision(f"referee reached an unexpected phase {phase.value}")
 

@@ -18,6 +18,9 @@ examples:
   bgbot show 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'
   bgbot plays 4HPwATDgc/ABMA 31             every legal play of an opening 3-1
   bgbot plays 4HPwATDgc/ABMA 3 1 --json     the same as JSON with resulting position ids
+  bgbot play heuristic gnubg:plies=0        our player against GNU Backgammon's engine
+  bgbot gnubg-player --listen 127.0.0.1:4321   be gnubg's external player
+  bgbot analyze matches/some.mat            gnubg's error rates and luck for a match file
 
 Every sub-command has its own --help with examples.
 """
@@ -119,9 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from . import cli_play
+    from . import cli_analyze, cli_gnubg_player, cli_play
 
-    return [cli_play.register]
+    return [cli_play.register, cli_gnubg_player.register, cli_analyze.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

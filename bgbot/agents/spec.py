@@ -159,3 +159,12 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1, noise=X)")
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")
+
+
+def _gnubg(spec: AgentSpec, seed: int) -> Agent:
+    from ..engines.gnubg import create  # imported lazily: gnubg is optional and starts a process
+
+    return create(spec, seed)
+
+
+register_agent("gnubg", _gnubg, "GNU Backgammon's engine, run headless (plies=N, noise=X, seed=S)")

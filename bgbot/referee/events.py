@@ -25,6 +25,9 @@ class GameStarted:
 
 @dataclass(frozen=True, slots=True)
 class Rolled:
+    """A roll. For the opening roll (``opening``), ``dice`` are (seat 0's die, seat 1's die)
+    and ``seat`` is the winner, or -1 on a tie (both roll again)."""
+
     match_id: str
     game: int
     seat: int

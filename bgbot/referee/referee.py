@@ -131,7 +131,8 @@ class Referee:
         while game.phase is Phase.OPENING:
             die0, die1 = dice.opening()
             game.opening_roll(die0, die1)
-            self._emit(ev.Rolled(mid, number, 0 if die0 >= die1 else 1, (die0, die1), opening=True))
+            winner = -1 if die0 == die1 else (0 if die0 > die1 else 1)
+            self._emit(ev.Rolled(mid, number, winner, (die0, die1), opening=True))
         while not game.is_over:
             phase = game.phase
             seat = game.seat_on_roll

@@ -1,0 +1,49 @@
+"""`bgbot analyze FILE.mat`: gnubg's error rates, luck and ratings for both players."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+_EPILOG = """\
+examples:
+  bgbot analyze match.mat                  0-ply analysis (fast), a table per player
+  bgbot analyze match.mat --plies 2        gnubg's default strength (slower)
+  bgbot analyze match.mat --json           one JSON object
+
+Error rates are gnubg's: mEMG (milli-equivalent money games) per decision, with the MWC
+percentage in match play or points in money play; errors and bad luck are negative.
+GNU Backgammon must be installed (/usr/games/gnubg, or set BGBOT_GNUBG).
+"""
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add the ``analyze`` sub-command to the bgbot command line."""
+    from .engines.gnubg import MAX_PLIES
+
+    p = sub.add_parser(
+        "analyze",
+        help="have gnubg analyse a .mat match file: error rates, luck, ratings per player",
+        description="Run GNU Backgammon's analysis on a Jellyfish .mat file and print, for "
+        "each player, the chequer and cube error rates, the luck and gnubg's rating.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE.mat", help="the match file (Jellyfish .mat)")
+    p.add_argument("--plies", type=int, default=0, choices=range(MAX_PLIES + 1), metavar="N",
+                   help=f"analysis look-ahead 0..{MAX_PLIES} (default 0; gnubg's own default is 2)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="SEC",
+                   help="give up after SEC seconds (default 1800)")
+    p.set_defaults(func=_cmd_analyze)
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from .analyze import analyze_match, format_analysis
+
+    analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(analysis.to_json()))
+    else:
+        print(format_analysis(analysis))
+    return 0

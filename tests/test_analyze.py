@@ -1,0 +1,152 @@
+"""`bgbot analyze`: gnubg's analysis of a .mat file, read back per player."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from bgbot.analyze import AnalysisError, analyze_match, parse_statistics
+from bgbot.cli_analyze import register
+
+from .conftest import TESTDATA
+
+MATCHES = TESTDATA / "matches"
+
+# gnubg's own statistics table, as printed by `show statistics match` (reference §7.3).
+GNUBG_TABLE = """\
+Player                                   Alice                   Bob                    
+
+Chequerplay statistics
+
+Error total EMG (MWC)                         -0.387 ( -6.435%)       -0.341 ( -5.813%) 
+Error rate mEMG (MWC)                         -4.4   ( -0.072%)       -3.7   ( -0.063%) 
+Chequerplay rating                       World class             World class            
+
+Overall statistics
+
+Error total EMG (MWC)                         -0.395 ( -6.494%)       -0.341 ( -5.813%) 
+Error rate mEMG (MWC)                         -4.1   ( -0.068%)       -3.2   ( -0.055%) 
+Snowie error rate                             -2.0   ( +0.000%)       -1.7   ( +0.000%) 
+Overall rating                           World class             World class            
+Actual result                             -50.00%                 +50.00%               
+Luck adjusted result                       +7.84%                  -7.84%               
+Luck based FIBS rating diff.             +122.90                                        
+Error based abs. FIBS rating             1988.6                  1999.0                 
+"""
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bgbot")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+def test_the_statistics_table_is_read_by_section() -> None:
+    analysis = parse_statistics(GNUBG_TABLE)
+    alice, bob = analysis.players
+    assert (alice.name, bob.name) == ("Alice", "Bob")
+    assert analysis.unit == "MWC"
+    assert alice.chequerplay["error_rate"] == {"emg": -4.4, "mwc_percent": -0.072}
+    assert alice.overall["error_rate"] == {"emg": -4.1, "mwc_percent": -0.068}
+    assert bob.overall["snowie_error_rate"]["emg"] == -1.7
+    assert alice.overall["rating"] == "World class"
+    assert bob.overall["fibs_rating"] == 1999.0
+    assert alice.overall["actual_result"] == -50.0
+
+
+def test_a_table_without_figures_is_an_error() -> None:
+    with pytest.raises(AnalysisError):
+        parse_statistics("No game in progress.\n")
+    with pytest.raises(AnalysisError):
+        parse_statistics("Player                                   gnubg                   root\n"
+                         "\nOverall statistics\n\n")
+
+
+@pytest.mark.gnubg
+def test_analyze_prints_error_rates_for_both_players(
+    gnubg_binary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["analyze", str(MATCHES / "m03-3pt.mat")]) == 0
+    out = capsys.readouterr().out
+    assert "gnubgA" in out and "gnubgB" in out
+    for row in ("Chequer error rate mEMG", "Cube error rate mEMG", "Overall error rate mEMG",
+                "Luck rate mEMG", "Overall rating"):
+        line = next(line for line in out.splitlines() if line.startswith(row))
+        assert len(line.split()) >= 4, line
+
+
+@pytest.mark.gnubg
+def test_analyze_json_is_one_object_per_match(
+    gnubg_binary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["analyze", str(MATCHES / "m03-3pt.mat"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["unit"] == "MWC" and data["plies"] == 0
+    names = [player["name"] for player in data["players"]]
+    assert names == ["gnubgA", "gnubgB"]
+    index = json.loads((MATCHES / "INDEX.json").read_text())
+    entry = next(e for e in (index if isinstance(index, list) else index.values())
+                 if isinstance(e, dict) and e.get("mat") == "m03-3pt.mat")
+    for player in data["players"]:
+        assert isinstance(player["chequerplay"]["error_rate"]["emg"], float)
+        assert isinstance(player["cube"]["error_rate"]["emg"], float)
+        assert isinstance(player["luck"]["rate"]["emg"], float)
+        assert player["overall"]["rating"]
+        assert player["chequerplay"]["moves"] > 0
+    # Both players were gnubg at 0 ply, analysed at 0 ply: no errors at all.
+    assert all(p["overall"]["error_total"]["emg"] == 0.0 for p in data["players"])
+    winner = entry["winner"]
+    results = {p["name"]: p["overall"]["actual_result"] for p in data["players"]}
+    assert results[winner] > 0
+
+
+@pytest.mark.gnubg
+def test_the_noisy_player_makes_the_errors(gnubg_binary: str) -> None:
+    """In the -noisy files only player 1 (gnubgB) plays with evaluation noise."""
+    analysis = analyze_match(MATCHES / "m04-3pt-noisy.mat")
+    clean, noisy = analysis.players
+    assert noisy.chequerplay["error_rate"]["emg"] < clean.chequerplay["error_rate"]["emg"] - 10
+    assert noisy.overall["rating"] != "Supernatural"
+
+
+@pytest.mark.gnubg
+def test_money_sessions_report_points(gnubg_binary: str) -> None:
+    analysis = analyze_match(MATCHES / "m11-money-jacoby.mat")
+    assert analysis.unit == "Points"
+    assert set(analysis.players[0].overall["error_rate"]) == {"emg", "points"}
+
+
+@pytest.mark.gnubg
+def test_names_with_spaces_survive(gnubg_binary: str, tmp_path: Path) -> None:
+    text = (MATCHES / "m03-3pt.mat").read_text()
+    long_name = "Alice Cooper of the Long Names"  # wider than gnubg's column; gnubg keeps 31
+    renamed = tmp_path / "my match 'one'.mat"
+    renamed.write_text(text.replace("gnubgA", long_name).replace("gnubgB", "Bob M"))
+    analysis = analyze_match(renamed)
+    assert [p.name for p in analysis.players] == [long_name, "Bob M"]
+    assert analysis.players[1].overall["error_rate"]["emg"] is not None
+
+
+@pytest.mark.gnubg
+def test_missing_and_unreadable_files_give_clear_errors(gnubg_binary: str,
+                                                        tmp_path: Path) -> None:
+    with pytest.raises(AnalysisError, match="no such file"):
+        analyze_match(tmp_path / "absent.mat")
+    garbage = tmp_path / "garbage.mat"
+    garbage.write_text("this is not a match file\n")
+    with pytest.raises(AnalysisError, match="not a valid .mat file"):
+        analyze_match(garbage)
+    with pytest.raises(AnalysisError):
+        analyze_match(tmp_path)  # a directory
+    with pytest.raises(AnalysisError, match="plies"):
+        analyze_match(MATCHES / "m03-3pt.mat", plies=-1)
+
+
+def test_a_missing_gnubg_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(AnalysisError, match="not found"):
+        analyze_match(MATCHES / "m03-3pt.mat", binary=str(tmp_path / "no-gnubg"))

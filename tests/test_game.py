@@ -342,21 +342,20 @@ def test_r24_original_doubler_may_pass_the_beaver() -> None:
     assert game.outcome == GameOutcome(winner=0, points=2, kind=1, ending="drop", cube=2)
 
 
-def test_r24_raccoon_once() -> None:
+def test_r24_raccoon_then_take_leaves_the_cube_with_the_beaverer() -> None:
     game = after_opening(MONEY_BEAVERS)
-    game.double()
-    game.beaver()
+    game.double()  # seat 1 doubles to 2
+    game.beaver()  # seat 0 beavers to 4
     assert "raccoon" in game.legal_actions()
-    game.raccoon()  # seat 1 takes at 4 and redoubles to 8, keeping the cube
+    game.raccoon()  # seat 1 takes at 4 and redoubles to 8
     assert game.history[-1] == Raccooned(1, 8)
     assert (game.phase, game.seat_to_act, game.cube_value) == (Phase.BEAVER_TAKE, 0, 4)
-    assert game.legal_actions() == ["take", "drop", "resign"]
-    with pytest.raises(IllegalAction, match="only one raccoon"):
-        game.raccoon()
     with pytest.raises(IllegalAction, match="a beaver can only answer a double"):
         game.beaver()
     game.take()
-    assert (game.cube_value, game.cube_owner) == (8, 1)
+    # gnubg: the doubled seat owns the cube after any chain, not the last redoubler
+    assert (game.cube_value, game.cube_owner) == (8, 0)
+    assert game.phase is Phase.ROLL and game.seat_on_roll == 1 and not game.may_double()
 
 
 def test_r24_raccoon_drop_pays_the_beavered_value() -> None:
@@ -393,6 +392,148 @@ def test_r24_beavers_are_off_by_default() -> None:
     assert str(err.value) == (
         "seat 0 cannot beaver: beavers are not in use; legal now: take, drop, resign"
     )
+
+
+def redouble(game: Game, times: int) -> None:
+    """Answer the pending double with ``times`` instant redoubles (a beaver, then raccoons)."""
+    for k in range(times):
+        (game.beaver if k == 0 else game.raccoon)()
+
+
+# gnubg 1.07, `set beavers 3`, seat 1 doubling a centred cube (see the Game module docstring and
+# test_gnubg_beaver_chains for the live check): after 0..3 instant redoubles, a take leaves the
+# cube with the doubled seat 0; a drop pays the last redoubler the value before its redouble.
+@pytest.mark.parametrize("redoubles", [0, 1, 2, 3])
+def test_r24_chain_take_leaves_the_cube_with_the_doubled_seat(redoubles: int) -> None:
+    game = after_opening(MONEY_BEAVERS)
+    game.double()
+    redouble(game, redoubles)
+    assert game.seat_to_act == (0 if redoubles % 2 == 0 else 1)
+    game.take()
+    assert (game.cube_value, game.cube_owner) == (2 << redoubles, 0)
+    assert game.phase is Phase.ROLL and game.seat_on_roll == 1 and not game.may_double()
+    play_any(game)
+    assert game.may_double()  # seat 0 owns the cube
+
+
+@pytest.mark.parametrize("redoubles", [0, 1, 2, 3])
+def test_r24_chain_drop_pays_the_last_redoubler(redoubles: int) -> None:
+    game = after_opening(MONEY_BEAVERS)
+    game.double()
+    redouble(game, redoubles)
+    game.drop()
+    last = 1 if redoubles % 2 == 0 else 0
+    assert game.outcome == GameOutcome(winner=last, points=1 << redoubles, kind=1, ending="drop",
+                                       cube=1 << redoubles)
+
+
+def test_r24_chain_alternates_seats_and_records_each_redouble() -> None:
+    game = after_opening(MONEY_BEAVERS)
+    game.double()
+    redouble(game, 3)
+    assert game.history[-4:] == (Doubled(1, 2), Beavered(0, 4), Raccooned(1, 8), Raccooned(0, 16))
+    assert (game.seat_to_act, game.cube_value, game.offered_cube) == (1, 8, 16)
+    assert game.legal_actions() == ["take", "drop", "resign"]
+    with pytest.raises(IllegalAction, match="limit of 3 beavers and raccoons"):
+        game.raccoon()
+
+
+@pytest.mark.parametrize("limit", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("raccoons", [True, False])
+def test_r24_chain_stops_at_the_beaver_limit(limit: int, raccoons: bool) -> None:
+    rules = Rules(beavers=True, raccoons=raccoons, beaver_limit=limit)
+    game = after_opening(rules)
+    game.double()
+    made = 0
+    while game.may_beaver() or game.may_raccoon():
+        redouble(game, 1) if made == 0 else game.raccoon()
+        made += 1
+    assert made == rules.max_redoubles == (limit if raccoons else min(limit, 1))
+    game.take()
+    assert (game.cube_value, game.cube_owner) == (2 << made, 0)
+
+
+def test_r24_chain_from_an_owned_cube() -> None:
+    # gnubg: seat 1 owns a 2-cube and doubles to 4; beaver, raccoon, take: 16 with seat 0.
+    game = Game.start_from(Position.initial(), 1, rules=MONEY_BEAVERS, cube_value=2, cube_owner=1)
+    game.double()
+    redouble(game, 2)
+    game.take()
+    assert (game.cube_value, game.cube_owner) == (16, 0)
+
+
+def test_r24_chain_respects_the_cube_limit() -> None:
+    game = after_opening(Rules(beavers=True, cube_limit=8))
+    game.double()
+    redouble(game, 2)  # 2, 4, 8
+    assert not game.may_raccoon()
+    with pytest.raises(IllegalAction, match="limit of 8"):
+        game.raccoon()
+
+
+def test_r24_beaver_limit_is_money_only_and_not_negative() -> None:
+    rules = Rules(beavers=True, beaver_limit=5)
+    assert rules.for_match(0).max_redoubles == 5
+    assert rules.for_match(7).beaver_limit == rules.for_match(7).max_redoubles == 0
+    assert Rules(beaver_limit=5).max_redoubles == 0  # beavers off
+    assert Rules(beavers=True, cube=False).max_redoubles == 0
+    with pytest.raises(IllegalAction, match="beaver_limit must be >= 0"):
+        Rules(beaver_limit=-1)
+    game = after_opening(Rules(beavers=True, beaver_limit=0))
+    game.double()
+    with pytest.raises(IllegalAction, match="beaver_limit is 0"):
+        game.beaver()
+
+
+def _gnubg_chain(gnubg: str, prefs: str, beavers: int, doubler: int, redoubles: int,
+                 answer: str) -> str:
+    """gnubg's text after ``double``, ``redoubles`` beavers and ``answer`` in a fresh money
+    session (both players human, seat ``doubler`` on roll), then ``show cube`` and ``double``."""
+    commands = [
+        "set player 0 human", "set player 1 human", "set player 0 name zero",
+        "set player 1 name one", "set jacoby off", f"set beavers {beavers}",
+        "set automatic roll off", "set automatic game off", "set display off", "new session",
+        f"set turn {doubler}", "double", *["beaver"] * redoubles, answer, "show cube", "double",
+    ]
+    return subprocess.run([gnubg, "-t", "-q", "-r", "-s", prefs], input="\n".join(commands) + "\n",
+                          capture_output=True, text=True, timeout=60).stdout
+
+
+@pytest.mark.gnubg
+def test_gnubg_beaver_chains(gnubg_binary: str) -> None:
+    names = {"zero": 0, "one": 1}
+    with tempfile.TemporaryDirectory() as prefs:
+        for doubler in (0, 1):
+            for redoubles in range(5):  # the fourth is refused by gnubg and by us
+                for answer in ("take", "drop"):
+                    out = _gnubg_chain(gnubg_binary, prefs, 3, doubler, redoubles, answer)
+                    game = Game.start_from(Position.initial(), doubler, rules=MONEY_BEAVERS)
+                    game.double()
+                    for k in range(redoubles):
+                        if k == 3:
+                            assert "Only 3 beavers are permitted" in out
+                            assert not game.may_raccoon()
+                        else:
+                            redouble(game, 1) if k == 0 else game.raccoon()
+                    getattr(game, answer)()
+                    case = (doubler, redoubles, answer)
+                    if answer == "take":
+                        found = re.search(r"The cube is at (\d+), and is owned by (\w+)", out)
+                        assert found, (case, out[-1500:])
+                        assert (game.cube_value, game.cube_owner) == (
+                            int(found.group(1)), names[found.group(2)]), case
+                        assert "You do not own the cube" in out  # the doubler, still on roll
+                    else:
+                        found = re.search(r"(\w+) wins a single game and (\d+) points?", out)
+                        assert found and game.outcome is not None, (case, out[-1500:])
+                        assert (game.outcome.winner, game.outcome.points) == (
+                            names[found.group(1)], int(found.group(2))), case
+        for beavers in (0, 1, 2):
+            out = _gnubg_chain(gnubg_binary, prefs, beavers, 0, 3, "take")
+            found = re.search(r"The cube is at (\d+)", out)
+            assert found, out[-1500:]
+            rules = Rules(beavers=True, beaver_limit=beavers)
+            assert 2 << rules.max_redoubles == int(found.group(1))
 
 
 # ------------------------------------------------------------------- automatic doubles (R25)
@@ -817,7 +958,8 @@ class GameMachine(RuleBasedStateMachine):
 
     @initialize(
         rules=st.builds(Rules, cube=st.booleans(), jacoby=st.booleans(), beavers=st.booleans(),
-                        raccoons=st.booleans(), automatic_doubles=st.integers(0, 3),
+                        raccoons=st.booleans(), beaver_limit=st.integers(0, 4),
+                        automatic_doubles=st.integers(0, 3),
                         cube_limit=st.sampled_from([0, 2, 8, 64]),
                         backgammon_value=st.sampled_from([2, 3]),
                         opening_reroll=st.booleans()),

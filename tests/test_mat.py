@@ -59,33 +59,10 @@ INDEX = json.loads((MATCHES / "INDEX.json").read_text()) if (MATCHES / "INDEX.js
 KINDS = {"single": 1, "gammon": 2, "backgammon": 3}
 
 
-def _core_allows_beaver_chains() -> bool:
-    """gnubg allows up to three beavers in a row (``set beavers 3``); does the core Game?"""
-    game = Game.start_from(Position.initial(), 0, rules=Rules(beavers=True, raccoons=True))
-    game.double()
-    game.beaver()
-    game.raccoon()
-    return game.may_raccoon()
-
-
-BEAVER_CHAIN = re.compile(r"Beavers =>.*\n.*Beavers =>.*Beavers =>")
-CHAIN_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="gnubg played three beavers in a row (double, beaver, raccoon, beaver); the core "
-    "Game allows one raccoon only (core change needed, see the .mat report)",
-)
-
-
 def index_params() -> list[Any]:
     if not INDEX:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"no reference data in {MATCHES}"))]
-    chains_ok = _core_allows_beaver_chains()
-    params = []
-    for entry in INDEX:
-        text = (MATCHES / entry["mat"]).read_text()
-        marks = [CHAIN_XFAIL] if BEAVER_CHAIN.search(text) and not chains_ok else []
-        params.append(pytest.param(entry, id=entry["mat"], marks=marks))
-    return params
+    return [pytest.param(entry, id=entry["mat"]) for entry in INDEX]
 
 
 def body_lines(text: str) -> list[str]:
@@ -188,6 +165,18 @@ def test_reference_beaver_excerpt_reads_beaver_raccoon_and_the_implied_take() ->
     assert game.outcome is None and record.final_score == (0, 0)
 
 
+def test_reference_money_session_replays_gnubgs_default_beaver_chain_r24() -> None:
+    # m12 game 1: gnubgA doubles, gnubgB beavers, gnubgA raccoons, gnubgB beavers again (gnubg's
+    # `set beavers 3`); gnubgA's take is not written; gnubg leaves the cube with gnubgB.
+    if not (MATCHES / "m12-money-nojacoby.mat").exists():
+        pytest.skip(f"no reference data in {MATCHES}")
+    game = read_match(io.StringIO((MATCHES / "m12-money-nojacoby.mat").read_text())).games[0]
+    cube = [a for a in game.actions if isinstance(a, (Doubled, Beavered, Raccooned, Taken))]
+    assert cube[:5] == [Doubled(0, 2), Beavered(1, 4), Raccooned(0, 8), Raccooned(1, 16),
+                        Taken(0, 16)]
+    assert game.outcome is not None and game.outcome.cube == 16
+
+
 # ============================================================== gnubg's layout, from our games
 
 HEAD = ' Game 1\n gnubg : 0                      root : 0\n  1)                             63: 24/18 13/10 \n'
@@ -230,6 +219,17 @@ GNUBG_LAYOUTS = {
         HEAD + "  2) 53: 13/8 13/10               Doubles => 2\n"
         "  3)  Beavers => 4                Beavers => 8\n"
         "  4)  Drops                       Wins 4 points \n\n"),
+    # gnubg's default `set beavers 3`: double, beaver, raccoon, beaver (the doubler's take is not
+    # written after an odd number of redoubles; the drop pays 8 to the last redoubler).
+    "seat 0 doubles, beaver, raccoon, beaver, take": (
+        OPEN + ";double;beaver;raccoon;raccoon;take" + SECOND,
+        HEAD + "  2)  Doubles => 2                Beavers => 4\n"
+        "  3)  Beavers => 8                Beavers => 16\n  4) 53: 13/8 13/10              "),
+    "seat 0 drops the fourth cube of a chain": (
+        OPEN + ";double;beaver;raccoon;raccoon;drop",
+        HEAD + "  2)  Doubles => 2                Beavers => 4\n"
+        "  3)  Beavers => 8                Beavers => 16\n"
+        "  4)  Drops                       Wins 8 points \n\n"),
     "seat 0 resigns before rolling": (
         OPEN + ";resign 1;accept",
         HEAD + "                                  Wins 1 point\n\n"),

@@ -116,6 +116,54 @@ def test_beavers_in_money_play_when_the_rules_allow_r24() -> None:
     assert beavers and beavers[0].cube == 4
 
 
+class DoubleAndBeaver(BeaverEverywhere):
+    name = "double-and-beaver"
+
+    async def should_double(self, position: Position, context: Context) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_beaver_chains_stop_at_the_rules_limit_r24(limit: int) -> None:
+    _, events = play([DoubleAndBeaver(), DoubleAndBeaver()], 3, length=0, games=1,
+                     rules=Rules(beavers=True, beaver_limit=limit))
+    cube = [e for e in events if isinstance(e, (ev.Doubled, ev.Beavered, ev.Taken))]
+    first_take = next(k for k, e in enumerate(cube) if isinstance(e, ev.Taken))
+    exchange = cube[:first_take + 1]
+    assert isinstance(exchange[0], ev.Doubled) and len(exchange) == limit + 2
+    redoubles = exchange[1:-1]
+    assert all(isinstance(e, ev.Beavered) for e in redoubles)
+    assert [e.raccoon for e in redoubles] == [False] + [True] * (limit - 1)  # type: ignore[union-attr]
+    seats = [e.seat for e in exchange]
+    assert all(a != b for a, b in zip(seats, seats[1:-1]))  # the two sides alternate
+    assert exchange[-1].cube == 2 << limit
+
+
+class FixedAnswer(BeaverEverywhere):
+    def __init__(self, answer: TakeDecision) -> None:
+        self.answer = answer
+        self.name = answer.value
+
+    async def take_decision(self, position: Position, context: Context) -> TakeDecision:
+        return self.answer
+
+
+def test_a_game_resumed_mid_chain_asks_the_side_to_act_r24() -> None:
+    from bgbot.core.game import Game, Taken
+
+    game = Game.start_from(Position.initial(), 0, rules=Rules(beavers=True))
+    game.double()
+    game.beaver()
+    game.raccoon()  # seat 0 raccooned: seat 1 (the beaverer) must answer the 8
+    events: list[ev.Event] = []
+    referee = Referee([FixedAnswer(TakeDecision.DROP), FixedAnswer(TakeDecision.TAKE)],
+                      SeededDice(1), length=0, listeners=[events.append], match_id="r")
+    asyncio.run(referee.play_game(game))
+    answer = next(e for e in events if isinstance(e, (ev.Taken, ev.Dropped)))
+    assert answer == ev.Taken("r", 1, 1, 8)
+    assert game.history[3] == Taken(1, 8)
+
+
 def test_mirrored_self_play_of_a_deterministic_agent_cancels_exactly() -> None:
     tally, played = run_series_sync(
         SeriesConfig("pubeval", "pubeval", length=0, games=20, mirror=True, rules=Rules(cube=False))

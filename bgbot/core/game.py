@@ -14,8 +14,8 @@ Phases and who acts (`seat_to_act`):
 - ROLL: the seat on roll may `double` (when `may_double()`) or `roll`.
 - MOVE: the seat on roll must `move` one of `legal_plays()` (the empty play only if none).
 - TAKE: the doubled seat answers `take`, `drop` or, money with beavers, `beaver` (R22, R24).
-- BEAVER_TAKE: the seat that must answer a beaver (the original doubler) or a raccoon (the
-  beaverer) answers `take` or `drop`; after a beaver, with `rules.raccoons`, also `raccoon`.
+- BEAVER_TAKE: the seat that must answer a beaver (the original doubler) or a raccoon answers
+  `take`, `drop` or, while `may_raccoon()`, `raccoon`: take and redouble at once again.
 - RESIGNED: the other seat must `accept_resignation` or `reject_resignation` (R27).
 - OVER: `outcome` holds the result.
 
@@ -26,6 +26,31 @@ higher value until the next move is played. An accepted resignation scores cube 
 (a backgammon = `rules.backgammon_value`) with the cube in force, ignoring any pending double
 and, as gnubg 1.07 does, ignoring the Jacoby rule (checked: with Jacoby on and the cube centred,
 gnubg scores an accepted gammon resignation 2 points).
+
+Beaver chains (R24), as GNU Backgammon 1.07 plays them. After a double the answering seat may
+take and redouble at once (`beaver`), then the other seat (`raccoon`), and so on back and forth
+(`raccoon` for every later one), up to `Rules.max_redoubles` instant redoubles: gnubg's ``set
+beavers N``, default 3 (double, beaver, raccoon, beaver); gnubg calls every one a beaver.
+Observed by driving gnubg 1.07 headless (money session, both players human, Jacoby off, ``set
+beavers 3``, `double`, `beaver` repeated, then `take` or `drop`, `show cube`, `show score`):
+seat 0 doubles a centred cube 1 ->
+
+    chain after the double              take: cube, owner   drop: who wins how much
+    (none)                              2, seat 1           seat 0 wins 1
+    beaver (seat 1)                     4, seat 1           seat 1 wins 2
+    beaver, raccoon (seat 0)            8, seat 1           seat 0 wins 4
+    beaver, raccoon, beaver (seat 1)    16, seat 1          seat 1 wins 8
+
+and the same mirrored (seat 1 doubling), and doubled again when the doubler already owned a
+2-cube (double to 4, beaver, raccoon, take: cube 16 with the doubled seat; drop: 8 to the last
+redoubler). So a take always leaves the cube with the seat that was doubled, whoever redoubled
+last (gnubg sets the owner to the player not on roll; after double, beaver, raccoon, take the
+doubler's next ``double`` gets "You do not own the cube"), and a drop gives the last redoubler
+the cube value before its redouble. A fourth redouble is refused ("Only 3 beavers are
+permitted"); with ``set beavers 1`` the raccoon is ("Only one beaver is permitted"), with 0 the
+beaver ("Beavers are disabled"). The doubler stays on roll throughout and rolls after the take.
+While a chain is pending, `cube_value` is the value before the last redouble and `cube_owner`
+is unchanged from before the double.
 """
 
 from __future__ import annotations
@@ -151,7 +176,10 @@ class Beavered:
 
 @dataclass(frozen=True, slots=True)
 class Raccooned:
-    """``seat`` (the original doubler) took the beaver and redoubled at once to ``cube``."""
+    """``seat`` took the pending beaver (or raccoon) and redoubled at once to ``cube``.
+
+    The first raccoon is the original doubler's; in a longer chain the seats alternate.
+    """
 
     seat: int
     cube: int
@@ -261,7 +289,7 @@ class Game:
         self._owner = cube_owner
         self._offered = 0
         self._to_answer = 0
-        self._raccoon_allowed = False
+        self._redoubles = 0
         self._auto_doubles = 0
         self._resignation: tuple[int, int] | None = None
         self._resumed_phase = Phase.ROLL
@@ -426,7 +454,7 @@ class Game:
         return self._beaver_refusal() is None
 
     def may_raccoon(self) -> bool:
-        """May the original doubler raccoon the beaver now?"""
+        """May the seat answering a beaver or raccoon redouble once more now?"""
         return self._raccoon_refusal() is None
 
     def may_resign(self, seat: int, value: int = 1) -> bool:
@@ -569,22 +597,22 @@ class Game:
             raise self._illegal("double", reason)
         self._offered = self._cube * 2
         self._to_answer = 1 - self._on_roll
-        self._raccoon_allowed = False
+        self._redoubles = 0
         self._phase = Phase.TAKE
         self._history.append(Doubled(self._on_roll, self._offered))
 
     def take(self) -> None:
-        """Accept the pending double, beaver or raccoon (R22).
+        """Accept the pending double, beaver or raccoon (R22, R24).
 
-        After a double the taker owns the cube; after a beaver or raccoon the seat that
-        redoubled keeps it. The seat on roll then rolls (it may not double: it does not own
-        the cube).
+        The doubled seat then owns the cube, however long the chain of beavers and raccoons
+        was and whoever redoubled last (as gnubg: see the module docstring). The doubler, still
+        on roll, then rolls (it may not double: it does not own the cube).
         """
         if self._phase not in (Phase.TAKE, Phase.BEAVER_TAKE):
             raise self._illegal("take", "no double is pending")
         seat = self._to_answer
         self._cube = self._offered
-        self._owner = seat if self._phase is Phase.TAKE else 1 - seat
+        self._owner = 1 - self._on_roll
         self._history.append(Taken(seat, self._offered))
         self._offered = 0
         self._phase = Phase.ROLL
@@ -607,12 +635,16 @@ class Game:
         self._cube = self._offered
         self._offered = self._cube * 2
         self._to_answer = 1 - seat
-        self._raccoon_allowed = True
+        self._redoubles = 1
         self._phase = Phase.BEAVER_TAKE
         self._history.append(Beavered(seat, self._offered))
 
     def raccoon(self) -> None:
-        """The original doubler takes the beaver and at once redoubles once more (money only)."""
+        """The seat answering a beaver (or raccoon) takes it and at once redoubles again.
+
+        Money only, with `rules.raccoons`, while fewer than `Rules.max_redoubles` beavers and
+        raccoons have followed the double (R24; gnubg's ``set beavers N``).
+        """
         reason = self._raccoon_refusal()
         if reason is not None:
             raise self._illegal("raccoon", reason)
@@ -620,7 +652,7 @@ class Game:
         self._cube = self._offered
         self._offered = self._cube * 2
         self._to_answer = 1 - seat
-        self._raccoon_allowed = False
+        self._redoubles += 1
         self._history.append(Raccooned(seat, self._offered))
 
     def resign(self, seat: int, value: int = 1) -> None:
@@ -749,6 +781,8 @@ class Game:
             return "beavers are not allowed in match play"
         if not self._rules.beavers:
             return "beavers are not in use"
+        if self._rules.max_redoubles < 1:
+            return "beavers are not in use (beaver_limit is 0)"
         if not self._within_limit(self._offered * 2):
             return f"the cube would pass the limit of {self._rules.cube_limit}"
         return None
@@ -760,8 +794,10 @@ class Game:
             return "raccoons are not allowed in match play"
         if not (self._rules.beavers and self._rules.raccoons):
             return "raccoons are not in use"
-        if not self._raccoon_allowed:
-            return "only one raccoon is allowed"
+        limit = self._rules.max_redoubles
+        if self._redoubles >= limit:
+            return (f"the limit of {limit} beavers and raccoons after one double is reached "
+                    f"(rules.beaver_limit)")
         if not self._within_limit(self._offered * 2):
             return f"the cube would pass the limit of {self._rules.cube_limit}"
         return None

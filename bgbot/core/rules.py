@@ -23,7 +23,11 @@ class Rules:
     beavers: bool = False
     """Money: the doubled player may take and redouble at once, keeping the cube (R24)."""
     raccoons: bool = True
-    """Money, with beavers on: the beavered player may redouble once more in turn."""
+    """Money, with beavers on: the beavered player may redouble in turn (a raccoon), and so on
+    up to `beaver_limit`; False allows the beaver only (a limit of 1)."""
+    beaver_limit: int = 3
+    """Money, with beavers on: how many instant redoubles (beavers and raccoons together) may
+    follow one double; gnubg's ``set beavers N`` (default 3: double, beaver, raccoon, beaver)."""
     automatic_doubles: int = 0
     """Money: how many opening-roll ties double the centred cube per game; 0 = off (R25)."""
     cube_limit: int = 0
@@ -40,6 +44,17 @@ class Rules:
             raise IllegalAction(f"cube_limit must be a power of two or 0, got {self.cube_limit}")
         if self.automatic_doubles < 0:
             raise IllegalAction(f"automatic_doubles must be >= 0, got {self.automatic_doubles}")
+        if self.beaver_limit < 0:
+            raise IllegalAction(f"beaver_limit must be >= 0, got {self.beaver_limit}")
+
+    @property
+    def max_redoubles(self) -> int:
+        """Beavers and raccoons allowed after one double under these options: 0 without the
+        cube or beavers, at most 1 without raccoons, else `beaver_limit` (money play only:
+        `for_match` turns them off in matches)."""
+        if not (self.cube and self.beavers):
+            return 0
+        return self.beaver_limit if self.raccoons else min(self.beaver_limit, 1)
 
     def for_match(self, length: int) -> Rules:
         """The options that actually apply at this match length (money-only ones off in matches)."""
@@ -51,6 +66,7 @@ class Rules:
             jacoby=False,
             beavers=False,
             raccoons=False,
+            beaver_limit=0,
             automatic_doubles=0,
             cube_limit=self.cube_limit,
             backgammon_value=self.backgammon_value,

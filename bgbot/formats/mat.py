@@ -43,8 +43,8 @@ written); an empty move is a roll before a resignation when that seat's resignat
 else a dance, or the only legal play when it is forced (an error when several plays exist); the
 take of a beaver (not written) or of a raccoon (blanks) is implied by the next entry of the seat
 on roll; and the Crawford game is the first game whose score line has exactly one player at
-length - 1. Money files are replayed with beavers and raccoons allowed (unless a ``Beaver "Off"``
-tag says otherwise) and the Jacoby rule off unless a tag turns it on; a played-out game's
+length - 1. Money files are replayed with beavers and raccoons allowed, up to gnubg's default
+chain of three redoubles after a double (unless a ``Beaver "Off"`` tag says otherwise) and the Jacoby rule off unless a tag turns it on; a played-out game's
 ``Wins`` may count a gammon either way.
 """
 
@@ -269,6 +269,8 @@ _TAG_ORDER = (
 )
 """gnubg's tag order (Site, Event, Round, EventDate, Variation, Transcriber) merged with XG's."""
 _XG_NO_LIMIT = 1024
+_GNUBG_BEAVERS = 3
+"""gnubg's default ``set beavers``: beavers and raccoons allowed after one double."""
 
 
 def sanitize_name(name: str, seat: int = 0) -> str:
@@ -809,8 +811,9 @@ class MatchRecordVisitor(MatVisitor[MatchRecord]):
     """Builds a `MatchRecord`, replaying every entry through the core `Game`.
 
     ``rules`` overrides what the header says. For money sessions beavers and raccoons are
-    allowed while replaying (a file only has them if they were played) unless a ``Beaver``
-    tag says ``Off``.
+    allowed while replaying (a file only has them if they were played), at least gnubg's
+    default chain of three after a double (``set beavers 3``), unless a ``Beaver`` tag says
+    ``Off``.
     """
 
     def __init__(self, rules: Rules | None = None) -> None:
@@ -835,7 +838,8 @@ class MatchRecordVisitor(MatVisitor[MatchRecord]):
         self.record = MatchRecord(length, rules=rules, tags=dict(tags), comments=list(comments))
         replay = rules.for_match(length)
         if not length and tags.get("Beaver", "").lower() != "off":
-            replay = replace(replay, beavers=True, raccoons=True)
+            replay = replace(replay, beavers=True, raccoons=True,
+                             beaver_limit=max(replay.beaver_limit, _GNUBG_BEAVERS))
         self._replay_rules = replay
 
     def begin_game(self, number: int, names: tuple[str, str], scores: tuple[int, int],
@@ -1031,15 +1035,6 @@ class MatchRecordVisitor(MatVisitor[MatchRecord]):
     def double(self, seat: int, cube: int | None) -> None:
         self._note("double", seat, cube)
         self._settle()
-        game = self._game
-        if (
-            game is not None
-            and game.phase is Phase.BEAVER_TAKE
-            and seat == game.seat_on_roll
-            and seat != game.seat_to_act
-        ):
-            game.take()  # the raccoon's take (written as blanks) before the owner doubles again
-            self._sync()
         game = self._acting(seat, "a double")
         if game.phase in (Phase.TAKE, Phase.BEAVER_TAKE):
             self._redouble(game, cube)

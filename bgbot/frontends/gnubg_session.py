@@ -12,7 +12,8 @@ accepts:
 - move request -> the chosen legal play in gnubg notation (`format_play`, the core's own
   writer, so gnubg can always parse it), or an empty line when the roll cannot be played;
 - take request -> ``take``, ``drop`` or ``beaver`` (beaver only in money play with beavers on,
-  and a raccoon only with raccoons on; otherwise a beaver becomes ``take``);
+  and a raccoon only with raccoons on, up to ``max_beavers`` per double, by default
+  `Rules.max_redoubles`; otherwise a beaver becomes ``take``);
 - on a roll-or-double or move request the agent may resign: ``resign single|gammon|
   backgammon``. gnubg declines by sending the identical line again; we then offer only a
   higher value on that line (gnubg stalls on a repeated offer, §2.5).
@@ -113,11 +114,10 @@ class PlayerSession:
     ) -> None:
         self.agent = agent
         self.rules = rules
-        self.max_beavers = (
-            max_beavers if max_beavers is not None
-            else (0 if not rules.beavers else 1 if not rules.raccoons else 3)
-        )
-        """Beavers and raccoons allowed in one exchange (gnubg's ``set beavers N``, default 3)."""
+        self.max_beavers = max_beavers if max_beavers is not None else rules.max_redoubles
+        """Beavers and raccoons allowed in one exchange (gnubg's ``set beavers N``, default 3);
+        by default what ``rules`` allow (`Rules.max_redoubles`: 0 without beavers, 1 without
+        raccoons, else `Rules.beaver_limit`)."""
         self.log_file = log_file
         self.label = label
         self.seat: int | None = None

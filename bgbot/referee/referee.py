@@ -203,15 +203,22 @@ class Referee:
         self._emit(ev.Taken(mid, number, taker, game.cube_value))
 
     async def _answer_beaver(self, game: Game, number: int, doubler: int, beaverer: int) -> None:
-        """The original doubler answers the beaver; a raccoon sends the answer back once more.
+        """The pending beaver or raccoon is answered, back and forth, until a take or a drop.
 
-        The question reuses `take_decision`: the answering side is asked as if the other side
-        had doubled it, with the board seen from that other side (a tempo off for the doubler,
-        who is really on roll; documented approximation).
+        Each side may raccoon (redouble again) while `Game.may_raccoon` allows it, that is up
+        to `Rules.max_redoubles` beavers and raccoons after one double (gnubg's ``set beavers
+        N``); a redouble asked for beyond that is a take. The answering side is the game's
+        `seat_to_act` (``doubler`` and ``beaverer`` only name the first exchange), so a game
+        resumed in the middle of a chain is answered by the right side. The question reuses
+        `take_decision`: the answering side is asked as if the other side had doubled it, with
+        the board seen from that other side (a tempo off for the doubler, who is really on
+        roll; documented approximation).
         """
         mid = self.match_id
-        answering, redoubler = doubler, beaverer
         while game.phase is Phase.BEAVER_TAKE:
+            answering = game.seat_to_act
+            assert answering is not None
+            redoubler = 1 - answering
             decision = await self.agents[answering].take_decision(
                 game.board_for(redoubler), context_for(game, answering)
             )
@@ -224,7 +231,6 @@ class Referee:
                 game.raccoon()
                 self._emit(ev.Beavered(mid, number, answering, game.offered_cube or game.cube_value,
                                        raccoon=True))
-                answering, redoubler = redoubler, answering
                 continue
             game.take()
             self._emit(ev.Taken(mid, number, answering, game.cube_value))

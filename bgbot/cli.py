@@ -122,9 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from . import cli_analyze, cli_gnubg_player, cli_play
+    from . import cli_analyze, cli_ctl, cli_gnubg_player, cli_play
 
-    return [cli_play.register, cli_gnubg_player.register, cli_analyze.register]
+    return [cli_play.register, cli_gnubg_player.register, cli_analyze.register, cli_ctl.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -183,9 +183,13 @@ class Position:
         if side != 2:
             raise FormatError("position id", position_id, "ends before both sides are complete")
         try:
-            return cls(sides[0], sides[1])
+            position = cls(sides[0], sides[1])
         except InvalidPosition as exc:
             raise FormatError("position id", position_id, str(exc)) from None
+        if position.position_id() != text:
+            raise FormatError("position id", position_id,
+                              f"padding bits are set; the canonical id is {position.position_id()}")
+        return position
 
     def position_id(self) -> str:
         """The gnubg Position ID of this board (side not on roll first, as gnubg 1.07 writes)."""

@@ -1,0 +1,277 @@
+"""Game objects <-> protocol content: positions, contexts, rules, plays, referee events.
+
+The envelope lives in `bgbot.daemon.protocol`; this module gives the meaning of the content
+fields (SPEC.md "Positions", "Plays", "Decision requests", "Events") in one place, so the
+daemon, the client and the command line read and write them the same way. Every failure is
+a ProtocolError BAD_VALUE that names the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping
+
+from ..core.context import Context, CubeOwner
+from ..core.errors import BgbotError
+from ..core.position import Position, check_dice
+from ..core.rules import Rules
+from ..formats.gnubgid import MatchState
+from ..formats.xgid import decode_any_id
+from ..players.base import Probabilities
+from ..referee import events as ev
+from .protocol import ErrorCode, ProtocolError
+
+__all__ = [
+    "ASKS_OPPONENT",
+    "DecisionRequest",
+    "context_from_state",
+    "context_from_wire",
+    "context_to_wire",
+    "decision_request",
+    "event_content",
+    "evaluation_to_wire",
+    "rules_from_wire",
+    "rules_to_wire",
+]
+
+_OWNERS = {"centre": CubeOwner.CENTRE, "me": CubeOwner.ME, "opponent": CubeOwner.OPPONENT}
+_OWNER_NAMES = {owner: name for name, owner in _OWNERS.items()}
+_DECISIONS = ("evaluate", "choose_play", "cube_decision", "take_decision", "resign_decision")
+ASKS_OPPONENT = ("take_decision",)
+"""Requests that ask the player NOT on roll (also resign_decision with ``offered`` > 0)."""
+
+
+def _bad(field: str, message: str, **details: Any) -> ProtocolError:
+    return ProtocolError(ErrorCode.BAD_VALUE, f"{field}: {message}", {"field": field, **details})
+
+
+# --------------------------------------------------------------------------- rules, context
+
+
+def rules_to_wire(rules: Rules) -> dict[str, Any]:
+    """Every rule option by name (the schema's ``rules`` object)."""
+    return asdict(rules)
+
+
+def rules_from_wire(data: Mapping[str, Any] | None) -> Rules:
+    """A ``rules`` object (already schema-checked) -> Rules; absent fields take the defaults."""
+    if not data:
+        return Rules()
+    known = {f.name for f in fields(Rules)}
+    for key in data:
+        if key not in known:
+            raise _bad(f"rules.{key}", "unknown rule option")
+    try:
+        return Rules(**dict(data))
+    except BgbotError as exc:
+        raise _bad("rules", str(exc)) from None
+
+
+def context_to_wire(context: Context) -> dict[str, Any]:
+    """A Context as the ``context`` object (its rules travel separately, as ``rules``)."""
+    return {
+        "cube_value": context.cube_value,
+        "cube_owner": _OWNER_NAMES[context.cube_owner],
+        "match_length": context.match_length,
+        "my_score": context.my_score,
+        "opponent_score": context.opponent_score,
+        "crawford": context.crawford,
+        "post_crawford": context.post_crawford,
+    }
+
+
+def context_from_wire(data: Mapping[str, Any] | None, rules: Rules | None = None) -> Context:
+    """A ``context`` object (schema-checked) -> Context, with the score checked against the length."""
+    data = data or {}
+    length = int(data.get("match_length", 0))
+    mine = int(data.get("my_score", 0))
+    theirs = int(data.get("opponent_score", 0))
+    crawford = bool(data.get("crawford", False))
+    post = bool(data.get("post_crawford", False))
+    if length:
+        if mine >= length:
+            raise _bad("context.my_score", f"must be below the match length {length}, got {mine}")
+        if theirs >= length:
+            raise _bad("context.opponent_score",
+                       f"must be below the match length {length}, got {theirs}")
+    elif crawford or post:
+        raise _bad("context.crawford" if crawford else "context.post_crawford",
+                   "there is no Crawford game in money play (match_length 0)")
+    if crawford and post:
+        raise _bad("context.post_crawford", "a game cannot be Crawford and post-Crawford")
+    return Context(
+        cube_value=int(data.get("cube_value", 1)),
+        cube_owner=_OWNERS[str(data.get("cube_owner", "centre"))],
+        match_length=length,
+        my_score=mine,
+        opponent_score=theirs,
+        crawford=crawford,
+        post_crawford=post,
+        rules=(rules or Rules()).for_match(length),
+    )
+
+
+def context_from_state(state: MatchState, seat: int, rules: Rules | None = None) -> Context:
+    """The context of gnubg seat ``seat`` from a Match ID's state.
+
+    The Match ID's Jacoby flag overrides ``rules.jacoby``; post-Crawford is inferred (a
+    non-Crawford game of a Crawford-rule match where a player has length - 1 points).
+    """
+    base = rules or Rules()
+    base = Rules(**{**asdict(base), "jacoby": state.jacoby})
+    length = state.match_length
+    owner = state.cube_owner
+    post = bool(length and base.crawford and not state.crawford and length - 1 in state.score)
+    return Context(
+        cube_value=state.cube,
+        cube_owner=CubeOwner.CENTRE if owner < 0 else CubeOwner.ME if owner == seat else CubeOwner.OPPONENT,
+        match_length=length,
+        my_score=state.score[seat],
+        opponent_score=state.score[1 - seat],
+        crawford=state.crawford,
+        post_crawford=post,
+        rules=base.for_match(length),
+    )
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """A decision request's content, decoded.
+
+    ``position`` is seen from the player on roll; ``context`` from the player asked (the
+    player on roll, except for take_decision and for resign_decision with ``offered`` > 0).
+    """
+
+    position: Position
+    context: Context
+    dice: tuple[int, int] | None
+    agent: str | None
+    offered: int
+    candidates: int
+
+
+def _dice_from_wire(value: Any) -> tuple[int, int]:
+    try:
+        return check_dice((int(value[0]), int(value[1])))
+    except (BgbotError, TypeError, ValueError, IndexError) as exc:
+        raise _bad("dice", str(exc)) from None
+
+
+def decision_request(msg_type: str, content: Mapping[str, Any]) -> DecisionRequest:
+    """Decode the content of evaluate / choose_play / cube / take / resign requests.
+
+    ``position`` is a bare Position ID (then ``context`` gives the rest), or a GNU BG ID or
+    XGID (then the match state comes from the id and ``context`` is refused).
+    """
+    name = msg_type[: -len("_request")] if msg_type.endswith("_request") else msg_type
+    if name not in _DECISIONS:
+        raise ValueError(f"{msg_type} is not a decision request")
+    offered = int(content.get("offered", 0))
+    asks_opponent = name in ASKS_OPPONENT or (name == "resign_decision" and offered > 0)
+    rules = rules_from_wire(content.get("rules"))
+    text = str(content.get("position", "")).strip()
+    dice = _dice_from_wire(content["dice"]) if "dice" in content else None
+    if ":" not in text and "=" not in text:
+        try:
+            position = Position.from_position_id(text)
+        except BgbotError as exc:
+            raise _bad("position", str(exc)) from None
+        context = context_from_wire(content.get("context"), rules)
+    else:
+        if "context" in content:
+            raise _bad("context", "not allowed with a GNU BG ID or XGID, which carry the match state")
+        try:
+            position, state = decode_any_id(text)
+        except BgbotError as exc:
+            raise _bad("position", str(exc)) from None
+        seat = 1 - state.on_roll if asks_opponent else state.on_roll
+        context = context_from_state(state, seat, rules)
+        if state.rolled:
+            if dice is not None and sorted(dice) != sorted(state.dice):
+                raise _bad("dice", f"the id says {state.dice[0]}{state.dice[1]}, dice say "
+                           f"{dice[0]}{dice[1]}")
+            dice = dice or state.dice
+    if name == "choose_play" and dice is None:
+        raise _bad("dice", "required: the roll to play (or a GNU BG ID / XGID with the dice rolled)")
+    if position.is_game_over():
+        raise _bad("position", "the game is over in this position")
+    return DecisionRequest(
+        position=position,
+        context=context,
+        dice=dice,
+        agent=content.get("agent"),
+        offered=offered,
+        candidates=int(content.get("candidates", 0)),
+    )
+
+
+def evaluation_to_wire(probabilities: Probabilities, agent: str) -> dict[str, Any]:
+    """The content of an evaluate_reply."""
+    return {
+        "probabilities": {
+            "win": float(probabilities.win),
+            "win_gammon": float(probabilities.win_gammon),
+            "win_backgammon": float(probabilities.win_backgammon),
+            "lose_gammon": float(probabilities.lose_gammon),
+            "lose_backgammon": float(probabilities.lose_backgammon),
+        },
+        "equity": float(probabilities.equity()),
+        "agent": agent,
+    }
+
+
+# --------------------------------------------------------------------------- events
+
+
+def event_content(event: ev.Event) -> tuple[str, dict[str, Any]]:
+    """A referee event as (msg_type, content); seats are the referee's (players[0] = seat 0)."""
+    if isinstance(event, ev.GameStarted):
+        return "game_started", {
+            "match_id": event.match_id, "game": event.game, "score": list(event.score),
+            "crawford": event.crawford, "post_crawford": event.post_crawford,
+        }
+    if isinstance(event, ev.Rolled):
+        return "rolled", {
+            "match_id": event.match_id, "game": event.game, "seat": event.seat,
+            "dice": list(event.dice), "opening": event.opening,
+        }
+    if isinstance(event, ev.Played):
+        return "played", {
+            "match_id": event.match_id, "game": event.game, "seat": event.seat,
+            "dice": list(event.dice), "play": str(event.play),
+            "before": event.before.position_id(),
+            "after": event.before.apply(event.play).position_id(),
+        }
+    if isinstance(event, ev.Doubled):
+        return "doubled", _cube_event(event)
+    if isinstance(event, ev.Taken):
+        return "taken", _cube_event(event)
+    if isinstance(event, ev.Dropped):
+        return "dropped", _cube_event(event)
+    if isinstance(event, ev.Beavered):
+        return "beavered", {**_cube_event(event), "raccoon": event.raccoon}
+    if isinstance(event, ev.Resigned):
+        return "resigned", {
+            "match_id": event.match_id, "game": event.game, "seat": event.seat,
+            "value": event.value, "accepted": event.accepted,
+        }
+    if isinstance(event, ev.GameEnded):
+        outcome = event.outcome
+        return "game_ended", {
+            "match_id": event.match_id, "game": event.game, "winner": outcome.winner,
+            "points": outcome.points, "kind": outcome.kind, "ending": outcome.ending,
+            "cube": outcome.cube, "score": list(event.score),
+        }
+    if isinstance(event, ev.MatchEnded):
+        return "match_ended", {
+            "match_id": event.match_id, "score": list(event.score), "winner": event.winner,
+            "games": event.games,
+        }
+    raise TypeError(f"not a referee event: {event!r}")
+
+
+def _cube_event(event: ev.Doubled | ev.Taken | ev.Dropped | ev.Beavered) -> dict[str, Any]:
+    return {"match_id": event.match_id, "game": event.game, "seat": event.seat, "cube": event.cube}

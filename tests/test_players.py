@@ -272,6 +272,12 @@ def test_resignations_through_the_resign_module() -> None:
     assert player.offer_resignation(contact, ctx) == 0
     # At the start a resignation of any size is worth more than playing on to the receiver.
     assert player.accept_resignation(contact, ctx, 1)
+
+
+@pytest.mark.slow  # the resign module loads (in a test run: builds) the bear-off database
+def test_resignations_of_a_certain_backgammon() -> None:
+    player = HeuristicPlayer(evaluator=EV)
+    ctx = Context()
     # The resigner has 15 chequers in the other's home board and the other bears off its last
     # two next roll: a certain backgammon. Only a backgammon offer is acceptable.
     lost = board({19: 15}, {1: 2})
@@ -318,3 +324,27 @@ def test_pubeval_and_random_never_resign_or_double() -> None:
         assert player.offer_resignation(Position.initial(), ctx) == 0
         assert not player.accept_resignation(Position.initial(), ctx, 1)
         assert not player.should_double(Position.initial(), ctx)
+
+
+def test_shipped_weights_match_the_feature_set() -> None:
+    from bgbot.players import heuristic_weights
+    from bgbot.players.features import FEATURE_NAMES
+
+    assert tuple(heuristic_weights.FEATURES) == FEATURE_NAMES
+    for head, values in heuristic_weights.CONTACT.items():
+        assert len(values) == len(FEATURE_NAMES), head
+
+
+def test_fast_logits_equal_the_plain_feature_vector() -> None:
+    """The evaluator's table-driven sums equal weights · feature_vector (training's path)."""
+    from bgbot.players.evaluator import HEADS
+    from bgbot.players.features import feature_vector
+
+    for position in _random_positions(3, 200):
+        if not position.is_contact():
+            continue
+        z = EV.contact_logits(position)
+        f = feature_vector(position.mover, position.opponent)
+        for h, head in enumerate(HEADS):
+            assert z[h] == pytest.approx(sum(w * v for w, v in zip(EV.weights[head], f)), abs=1e-5)
+        assert EV.evaluate_sides(position.mover, position.opponent) == EV.evaluate(position)

@@ -1,17 +1,22 @@
-"""Tune the heuristic evaluator's contact weights by self-play outcome regression.
+"""Tune the heuristic evaluator's contact weights from our own self-play games.
 
-Reproduce the shipped ``bgbot/players/heuristic_weights.json`` with
+The shipped ``bgbot/players/heuristic_weights.py`` was produced by (about 25 minutes on 2 cores):
 
-    python tools/train_heuristic.py --iterations 4 --games 12000 --seed 1 --workers 2
+    python tools/train_heuristic.py --iterations 1 --games 8000 --seed 1 --out /tmp/w0.json
+    python tools/train_heuristic.py --iterations 4 --games 2500 --seed 21 --lam 0.7 \
+        --init /tmp/w0.json --out /tmp/w.json
+    python tools/train_heuristic.py --convert /tmp/w.json --out bgbot/players/heuristic_weights.py
 
-Method (heuristic-player.md §3.3, "outcome regression"): play games with a behaviour policy,
-record every contact position before the roll, label it with the final result seen from the
-player on roll (win, gammon, backgammon, lost gammon, lost backgammon), and fit one L2-regularised
-logistic regression per output on the features of ``bgbot/players/features.py`` (Newton's
-method, numpy). Iteration 0 plays pubeval self-play (a fixed, reasonable policy); each later
-iteration plays the heuristic with the weights just fitted (plus a little noise for variety) and
-refits on the data of the last two iterations. No gnubg output and no foreign weights are used:
-the labels are our own games' results. The JSON records the command, seeds and data sizes.
+Method (heuristic-player.md §3): play games with a behaviour policy, record every contact
+position before the roll, and fit one L2-regularised logistic regression per output (win,
+gammon, backgammon, lost gammon, lost backgammon) on the features of
+``bgbot/players/features.py`` (Newton's method, numpy). Targets are λ-returns seen from the
+player on roll: λ = 1 is the game's result (outcome regression); λ < 1 mixes in the current
+evaluator's value of the later positions (TD(λ)-style; races and bear-offs then bootstrap from
+the race model and the exact bear-off database). The first run plays pubeval self-play; later
+iterations play the heuristic with the weights just fitted (Gaussian noise 0.02 for variety)
+and refit on the data of the last two iterations. No gnubg output and no third-party weights
+are used. The output records the command, seeds and data sizes.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bgbot.players.evaluator import HEADS, WEIGHTS_FILE, HeuristicEvaluator, load_weights  # noqa: E402
+from bgbot.players.evaluator import HEADS, WEIGHTS_MODULE, HeuristicEvaluator, load_weights  # noqa: E402
 from bgbot.players.features import FEATURE_NAMES, feature_vector  # noqa: E402
 from bgbot.players.heuristic import HeuristicPlayer  # noqa: E402
 from bgbot.players.pubeval import PubevalPlayer  # noqa: E402
@@ -54,8 +59,9 @@ def _generate(job: tuple[int, int, str, str | None, float, float]
         players: list[Any] = [PubevalPlayer(), PubevalPlayer()]
     else:
         players = [
-            HeuristicPlayer(noise=noise, seed=start, evaluator=evaluator),
-            HeuristicPlayer(noise=noise, seed=start + 1, evaluator=evaluator),
+            # No pubeval prefilter: the shipped weights were trained before it existed.
+            HeuristicPlayer(noise=noise, seed=start, evaluator=evaluator, prefilter=False),
+            HeuristicPlayer(noise=noise, seed=start + 1, evaluator=evaluator, prefilter=False),
         ]
     rows: list[list[float]] = []
     labels: list[tuple[float, ...]] = []
@@ -144,6 +150,41 @@ def save(weights: dict[str, list[float]], path: Path, meta: dict[str, Any]) -> N
     path.write_text(json.dumps(data, indent=1) + "\n")
 
 
+def save_module(weights: dict[str, list[float]], path: Path, meta: dict[str, Any]) -> None:
+    """Write the weights as the importable module ``bgbot/players/heuristic_weights.py``."""
+    lines = [
+        '"""Tuned contact weights of the heuristic evaluator (generated; do not edit by hand).',
+        "",
+        "Produced by tools/train_heuristic.py: logistic regression of the five outputs on the",
+        "features of bgbot/players/features.py, with targets from our own self-play games",
+        "(game results, and TD(λ)-style λ-returns of our evaluator's values). No gnubg or",
+        "third-party weights were used. TRAINING records the commands, seeds and data sizes.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+        "",
+        f"TRAINING: dict[str, Any] = {json.dumps(meta, indent=1, ensure_ascii=False)}",
+        "",
+        "FEATURES: tuple[str, ...] = (",
+        *(f"    {name!r}," for name in FEATURE_NAMES),
+        ")",
+        "",
+        "CONTACT: dict[str, tuple[float, ...]] = {",
+    ]
+    for head in HEADS:
+        lines.append(f"    {head!r}: (")
+        values = [f"{v:.6f}" for v in weights[head]]
+        for i in range(0, len(values), 8):
+            lines.append("        " + ", ".join(values[i:i + 8]) + ",")
+        lines.append("    ),")
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    text = text.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
+    path.write_text(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=4)
@@ -154,12 +195,24 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=1e-5)
     parser.add_argument("--lam", type=float, default=1.0,
                         help="λ of the λ-return targets (1 = plain outcome regression)")
-    parser.add_argument("--out", default=str(WEIGHTS_FILE))
+    parser.add_argument("--out", default=str(WEIGHTS_MODULE),
+                        help="where the final weights go: a .py module (the shipped form) or "
+                        ".json; iterations are saved next to it as <out>.iter.json")
     parser.add_argument("--start-policy", default="pubeval", choices=["pubeval", "heuristic"])
     parser.add_argument("--init", default=None,
                         help="start from this weights JSON (continue an earlier run)")
+    parser.add_argument("--convert", default=None,
+                        help="only rewrite this weights JSON as --out (e.g. the .py module)")
     args = parser.parse_args()
     out = Path(args.out)
+    if args.convert:
+        data = json.loads(Path(args.convert).read_text())
+        converted = load_weights(Path(args.convert))
+        meta = dict(data.get("training", {}))
+        meta["converted_from"] = args.convert
+        (save_module if out.suffix == ".py" else save)(converted, out, meta)
+        print(f"wrote {out}")
+        return
     tmp = out.with_suffix(".iter.json")
     history: list[tuple[np.ndarray, np.ndarray]] = []
     weights: dict[str, list[float]] | None = None
@@ -190,7 +243,10 @@ def main() -> None:
                 "noise": args.noise, "iterations": log}
         save(weights, tmp, meta)
     assert weights is not None
-    save(weights, out, meta)
+    if out.suffix == ".py":
+        save_module(weights, out, meta)
+    else:
+        save(weights, out, meta)
     tmp.unlink(missing_ok=True)
     print(f"wrote {out}")
 

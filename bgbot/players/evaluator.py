@@ -43,7 +43,8 @@ from .features import (
 )
 
 HEADS: tuple[str, ...] = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
-WEIGHTS_FILE = Path(__file__).with_name("heuristic_weights.json")
+WEIGHTS_MODULE = Path(__file__).with_name("heuristic_weights.py")
+"""The tuned weights, a generated module (``tools/train_heuristic.py --out`` writes it)."""
 
 # Hand-set starting weights (logit units, "me" = on roll). They encode textbook values: the
 # 5-, 4-, bar and 6-points, advanced anchors, primes, shots weighted by board strength,
@@ -111,25 +112,35 @@ def _load_bearoff() -> BearoffDatabase | None:
     return database if hasattr(database, "probabilities") else None
 
 
-def load_weights(path: Path | None = None) -> dict[str, list[float]]:
-    """Contact weights per head, in FEATURE_NAMES order: the tuned file, else the hand set."""
-    source = path or WEIGHTS_FILE
-    if source.exists():
-        data = json.loads(source.read_text())
-        names = data["features"]
-        out: dict[str, list[float]] = {}
-        for head in HEADS:
-            by_name = dict(zip(names, data["contact"][head]))
-            out[head] = [float(by_name.get(name, 0.0)) for name in FEATURE_NAMES]
-        return out
+def _by_name(names: Sequence[str], contact: dict[str, Sequence[float]]) -> dict[str, list[float]]:
+    """Weights given for ``names``, reordered to FEATURE_NAMES (missing features weigh 0)."""
+    out: dict[str, list[float]] = {}
+    for head in HEADS:
+        by_name = dict(zip(names, contact[head]))
+        out[head] = [float(by_name.get(name, 0.0)) for name in FEATURE_NAMES]
+    return out
+
+
+def hand_weights() -> dict[str, list[float]]:
+    """The hand-set weights (HAND_WEIGHTS) in FEATURE_NAMES order."""
     return {head: [HAND_WEIGHTS[head].get(name, 0.0) for name in FEATURE_NAMES] for head in HEADS}
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+def load_weights(path: Path | None = None) -> dict[str, list[float]]:
+    """Contact weights per head, in FEATURE_NAMES order.
+
+    ``path``: a JSON file written by ``tools/train_heuristic.py`` (keys "features" and
+    "contact"). Without it: the tuned module ``heuristic_weights``, else the hand set.
+    """
+    if path is not None:
+        data = json.loads(path.read_text())
+        return _by_name(data["features"], data["contact"])
+    try:
+        from . import heuristic_weights as tuned  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return hand_weights()
+    module: Any = tuned
+    return _by_name(module.FEATURES, module.CONTACT)
 
 
 _NORMAL_SCALE = 1.0 / math.sqrt(2.0)
@@ -182,12 +193,15 @@ def _lag_probability(loser_pips: float, loser_extra: float, winner_epc: float,
     return _phi((mean - threshold) / math.sqrt(var))
 
 
-def race_probabilities(position: Position, database: BearoffDatabase | None = None
-                       ) -> Probabilities:
+def race_probabilities(position: Position, database: BearoffDatabase | None = None,
+                       epc: Callable[[tuple[int, ...]], float] | None = None) -> Probabilities:
     """Cubeless chances in a race (no contact) for the player on roll, from formulas
-    (effective pip counts from ``database`` when given)."""
+    (effective pip counts from ``database`` when given; ``epc`` may supply them cached)."""
     me, other = position.mover, position.opponent
-    my_epc, other_epc = effective_pips(me, database), effective_pips(other, database)
+    if epc is None:
+        my_epc, other_epc = effective_pips(me, database), effective_pips(other, database)
+    else:
+        my_epc, other_epc = epc(me), epc(other)
     total = my_epc + other_epc
     lead = other_epc - my_epc
     win = _phi((lead + 4.0) / (1.5 * math.sqrt(max(total, 1.0))))
@@ -278,6 +292,7 @@ class HeuristicEvaluator:
         self._bias = [self.weights[h][-1] for h in HEADS]
         self._caches: tuple[dict[tuple[int, ...], tuple[SideInfo, _Partial]], ...] = ({}, {})
         self._global_caches: tuple[dict[Any, tuple[float, ...]], ...] = ({}, {})
+        self._epc_cache: dict[tuple[int, ...], float] = {}
         assert len(self.weights["win"]) == len(FEATURE_NAMES)
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
@@ -347,28 +362,39 @@ class HeuristicEvaluator:
 
     def evaluate(self, position: Position) -> Probabilities:
         """Cubeless win / gammon / backgammon chances for the player on roll, before rolling."""
-        me_info, me_part = self._side(position.mover, 0)
-        other_info, other_part = self._side(position.opponent, 1)
-        if me_info.off == 15 or other_info.off == 15:
-            terminal = _terminal(position)
-            assert terminal is not None
-            return terminal
-        if me_info.rearmost + other_info.rearmost <= 25:
+        return self.evaluate_sides(position.mover, position.opponent, position)
+
+    def evaluate_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
+                       position: Position | None = None) -> Probabilities:
+        """`evaluate` of the board with ``mover`` on roll (``position`` if already built).
+
+        Lets a player score the board after its move without building the swapped position.
+        """
+        me_info, me_part = self._side(mover, 0)
+        other_info, other_part = self._side(opponent, 1)
+        if me_info.off == 15 or other_info.off == 15 or me_info.rearmost + other_info.rearmost <= 25:
+            if position is None:
+                position = Position._trusted(opponent, mover)
+            if me_info.off == 15 or other_info.off == 15:
+                terminal = _terminal(position)
+                assert terminal is not None
+                return terminal
             return self.evaluate_race(position)
-        z = self._logits(me_info, me_part, other_info, other_part)
+        cross = cross_features(me_info, other_info)
+        cw = self._cross_w
+        bias = self._bias
+        z = [me_part[h] + other_part[h] + sum(map(mul, cw[h], cross)) + bias[h] for h in range(5)]
         exp = math.exp
         win = 1.0 / (1.0 + exp(-z[0])) if z[0] > -700.0 else 0.0
-        lose = 1.0 - win
-        if other_info.off:
-            win_g = win_bg = 0.0
-        else:
-            win_g = min(1.0 / (1.0 + exp(-z[1])) if z[1] > -700.0 else 0.0, win)
-            win_bg = min(1.0 / (1.0 + exp(-z[2])) if z[2] > -700.0 else 0.0, win_g) if other_info.back else 0.0
-        if me_info.off:
-            lose_g = lose_bg = 0.0
-        else:
-            lose_g = min(1.0 / (1.0 + exp(-z[3])) if z[3] > -700.0 else 0.0, lose)
-            lose_bg = min(1.0 / (1.0 + exp(-z[4])) if z[4] > -700.0 else 0.0, lose_g) if me_info.back else 0.0
+        win_g = win_bg = lose_g = lose_bg = 0.0
+        if not other_info.off and z[1] > -700.0:
+            win_g = min(1.0 / (1.0 + exp(-z[1])), win)
+            if other_info.back and z[2] > -700.0:
+                win_bg = min(1.0 / (1.0 + exp(-z[2])), win_g)
+        if not me_info.off and z[3] > -700.0:
+            lose_g = min(1.0 / (1.0 + exp(-z[3])), 1.0 - win)
+            if me_info.back and z[4] > -700.0:
+                lose_bg = min(1.0 / (1.0 + exp(-z[4])), lose_g)
         return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
 
     def evaluate_race(self, position: Position) -> Probabilities:
@@ -382,7 +408,16 @@ class HeuristicEvaluator:
             exact = database.probabilities(position)
             if exact is not None:
                 return exact
-        return race_probabilities(position, database)
+        return race_probabilities(position, database, self._effective_pips)
+
+    def _effective_pips(self, side: tuple[int, ...]) -> float:
+        """`effective_pips` with this evaluator's database, cached per side."""
+        found = self._epc_cache.get(side)
+        if found is None:
+            if len(self._epc_cache) > self.CACHE_LIMIT:
+                self._epc_cache.clear()
+            found = self._epc_cache[side] = effective_pips(side, self._bearoff)
+        return found
 
     @property
     def has_bearoff(self) -> bool:

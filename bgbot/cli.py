@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Callable, Sequence
 
@@ -81,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bgbot {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more log output on stderr (-v: what bgbot does, -vv: wire traffic)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     show = sub.add_parser(
@@ -127,9 +130,23 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
     return [cli_play.register, cli_gnubg_player.register, cli_analyze.register, cli_ctl.register]
 
 
+def _configure_logging(verbosity: int) -> None:
+    """Readable log lines on stderr: warnings by default, more with -v / -vv.
+
+    The one-time build of the bear-off database is always announced, since it makes the first
+    run of a player pause for a few seconds.
+    """
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        datefmt="%H:%M:%S")
+    if verbosity == 0:
+        logging.getLogger("bgbot.players.bearoff").setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _configure_logging(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -26,6 +26,7 @@ rebuilt when it is missing, stale or corrupt.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import struct
@@ -55,6 +56,8 @@ _MAX_ROLLS = 40
 ROLLS: tuple[tuple[int, int, int], ...] = tuple(
     (d1, d2, 1 if d1 == d2 else 2) for d1 in range(1, 7) for d2 in range(d1, 7)
 )
+
+log = logging.getLogger(__name__)
 
 
 def _binomials(limit: int) -> list[list[int]]:
@@ -347,18 +350,30 @@ class BearoffDatabase:
                 table.data.byteswap()
         return cls(chequers, tables[0], tables[1])
 
+    @staticmethod
+    def cache_path(max_chequers: int = MAX_CHEQUERS, cache_dir: Path | None = None) -> Path:
+        """Where the database of ``max_chequers`` is cached."""
+        directory = cache_dir if cache_dir is not None else cache_directory()
+        return directory / f"bearoff-v{FORMAT_VERSION}-{max_chequers}.bin"
+
     @classmethod
     def load_or_build(
         cls, max_chequers: int = MAX_CHEQUERS, cache_dir: Path | None = None
     ) -> BearoffDatabase:
         """Load the cached file, or build the database and write the file atomically."""
-        directory = cache_dir if cache_dir is not None else cache_directory()
-        path = directory / f"bearoff-v{FORMAT_VERSION}-{max_chequers}.bin"
+        path = cls.cache_path(max_chequers, cache_dir)
+        directory = path.parent
         try:
             return cls.from_bytes(path.read_bytes(), max_chequers)
-        except (OSError, ValueError):
+        except FileNotFoundError:
             pass
+        except (OSError, ValueError) as exc:
+            log.warning("bear-off database %s is unreadable (%s); rebuilding it", path, exc)
+        log.info("building the one-sided bear-off database (%d chequers) into %s; "
+                 "this happens once and takes about 10 s", max_chequers, path)
+        started = time.perf_counter()
         database = cls.build(max_chequers)
+        log.info("bear-off database built in %.1f s", time.perf_counter() - started)
         try:
             directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".bearoff-", suffix=".tmp", dir=directory)

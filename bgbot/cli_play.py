@@ -156,8 +156,7 @@ def _print_table(s: dict[str, Any], args: argparse.Namespace) -> None:
     low, high = s["ppg_ci"]
     interval = (f"95% CI [{low:+.3f}, {high:+.3f}]" if low is not None
                 else "no interval from a single observation")
-    table.add_row("points", str(s["points"] if s["points"] > 0 else 0),
-                  str(-s["points"] if s["points"] < 0 else 0))
+    table.add_row("points won", str(s["points_won"]), str(s["points_lost"]))
     console.print(table)
     console.print(f"{a}: {s['ppg']:+.3f} ppg, {interval}, "
                   f"win rate {100 * s['win_rate']:.1f}% over {s['games']} games", soft_wrap=True)

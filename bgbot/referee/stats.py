@@ -20,6 +20,9 @@ class Tally:
 
     games: int = 0
     points: int = 0
+    """Net points of A (won minus lost)."""
+    points_won: int = 0
+    points_lost: int = 0
     wins: int = 0
     matches: int = 0
     match_wins: int = 0
@@ -37,9 +40,11 @@ class Tally:
             self.wins += 1
             self.won[kind] += 1
             delta = outcome.points
+            self.points_won += delta
         else:
             self.lost[kind] += 1
             delta = -outcome.points
+            self.points_lost += outcome.points
         self.points += delta
         return delta
 
@@ -74,6 +79,8 @@ class Tally:
         return {
             "games": self.games,
             "points": self.points,
+            "points_won": self.points_won,
+            "points_lost": self.points_lost,
             "ppg": round(self.ppg, 4),
             "ppg_ci": interval,
             "win_rate": round(self.win_rate, 4),

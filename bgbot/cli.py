@@ -22,6 +22,8 @@ examples:
   bgbot play heuristic gnubg:plies=0        our player against GNU Backgammon's engine
   bgbot gnubg-player --listen 127.0.0.1:4321   be gnubg's external player
   bgbot analyze matches/some.mat            gnubg's error rates and luck for a match file
+  bgbot serve                               run the daemon (ZeroMQ control protocol)
+  bgbot ctl status                          ask a running daemon
 
 Every sub-command has its own --help with examples.
 """
@@ -125,9 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from . import cli_analyze, cli_ctl, cli_gnubg_player, cli_play
+    from . import cli_analyze, cli_config, cli_ctl, cli_gnubg_player, cli_play, cli_serve
 
-    return [cli_play.register, cli_gnubg_player.register, cli_analyze.register, cli_ctl.register]
+    return [
+        cli_play.register,
+        cli_gnubg_player.register,
+        cli_analyze.register,
+        cli_serve.register,
+        cli_ctl.register,
+        cli_config.register,
+    ]
 
 
 def _configure_logging(verbosity: int) -> None:

@@ -1,0 +1,173 @@
+"""Answering decision requests (evaluate, choose_play, cube / take / resign decisions).
+
+The same code runs in the decision worker processes and, with ``inline_decisions``, on the
+daemon's event loop. Requests are decoded by `bgbot.daemon.wire`; agents come from agent specs
+and are kept started in an `AgentCache`. Answers from agents that live outside the process
+(engines) are checked with the rules core before they are returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from ..agents.base import Agent, PlayerAgent
+from ..agents.spec import create_agent
+from ..core.errors import BgbotError
+from ..core.position import Play, Position
+from ..players.base import Context, Probabilities, TakeDecision
+from .protocol import ErrorCode, ProtocolError
+from .wire import DecisionRequest, decision_request, evaluation_to_wire
+
+DECISION_TYPES = frozenset({
+    "evaluate_request", "choose_play_request", "cube_decision_request",
+    "take_decision_request", "resign_decision_request",
+})
+
+
+class AgentCache:
+    """Started agents by spec, least recently used dropped (and closed) past ``size``."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._agents: OrderedDict[str, Agent] = OrderedDict()
+
+    async def get(self, spec: str) -> Agent:
+        agent = self._agents.get(spec)
+        if agent is not None:
+            self._agents.move_to_end(spec)
+            return agent
+        try:
+            agent = create_agent(spec)
+        except BgbotError as exc:
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"agent: {exc}",
+                            {"field": "agent", "reason": str(exc)}) from None
+        await agent.start()
+        self._agents[spec] = agent
+        while len(self._agents) > self.size:
+            _, old = self._agents.popitem(last=False)
+            await _close_quietly(old)
+        return agent
+
+    async def close(self) -> None:
+        while self._agents:
+            _, agent = self._agents.popitem()
+            await _close_quietly(agent)
+
+
+async def _close_quietly(agent: Agent) -> None:
+    try:
+        await agent.close()
+    except Exception:
+        pass
+
+
+async def answer(msg_type: str, content: Mapping[str, Any], agents: AgentCache, *,
+                 default_agent: str, max_candidates: int = 32) -> dict[str, Any]:
+    """The reply content for a decision request; ProtocolError for anything unusable."""
+    request = decision_request(msg_type, content)
+    if msg_type == "cube_decision_request" and not request.context.may_double():
+        text = str(content.get("position", ""))
+        field = "position" if (":" in text or "=" in text) else "context"
+        raise ProtocolError(ErrorCode.BAD_VALUE, f"{field}: the player on roll may not double "
+                            "here (Crawford game, cube owned by the opponent, dead cube, cube "
+                            "limit or cubeless rules)",
+                            {"field": field, "reason": "no double is possible"})
+    spec = request.agent or default_agent
+    agent = await agents.get(spec)
+    try:
+        return await _decide(msg_type, request, agent, spec, max_candidates)
+    except ProtocolError:
+        raise
+    except BgbotError as exc:
+        # an engine that cannot answer (gnubg missing, a bad reply): not a daemon bug
+        raise ProtocolError(ErrorCode.UNSUPPORTED, f"{spec}: {exc}", {"agent": spec}) from None
+
+
+async def _decide(msg_type: str, request: DecisionRequest, agent: Agent, spec: str,
+                  max_candidates: int) -> dict[str, Any]:
+    position, context = request.position, request.context
+    if msg_type == "evaluate_request":
+        return evaluation_to_wire(await evaluate(agent, position, context), spec)
+    if msg_type == "choose_play_request":
+        assert request.dice is not None
+        return await _choose_play(agent, spec, position, request.dice, context,
+                                  min(request.candidates, max_candidates))
+    if msg_type == "cube_decision_request":
+        double = await agent.should_double(position, context)
+        return {"double": bool(double), "agent": spec}
+    if msg_type == "take_decision_request":
+        decision = await agent.take_decision(position, context)
+        if decision is TakeDecision.BEAVER and not (context.is_money and context.rules.beavers):
+            decision = TakeDecision.TAKE  # an engine's beaver where the rules allow none
+        return {"decision": decision.value, "agent": spec}
+    if msg_type == "resign_decision_request":
+        if request.offered:
+            accept = await agent.accept_resignation(position, context, request.offered)
+            return {"accept": bool(accept), "agent": spec}
+        value = await agent.offer_resignation(position, context)
+        return {"resign": value if value in (1, 2, 3) else 0, "agent": spec}
+    raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{msg_type} is not a decision request",
+                        {"msg_type": msg_type})
+
+
+async def evaluate(agent: Agent, position: Position, context: Context) -> Probabilities:
+    """Chances for the side on roll: the agent's evaluator (in-process players that have one)
+    or its own ``evaluate`` (engines); UNSUPPORTED for agents that only pick moves."""
+    player = agent.player if isinstance(agent, PlayerAgent) else None
+    evaluator = getattr(player, "evaluator", None)
+    if evaluator is not None and hasattr(evaluator, "evaluate"):
+        probs: Probabilities = evaluator.evaluate(position)
+        return probs
+    method = getattr(agent, "evaluate", None)
+    if method is not None and asyncio.iscoroutinefunction(method):
+        result = await method(position, context)
+        found: Probabilities = getattr(result, "probabilities", result)
+        return found
+    raise ProtocolError(ErrorCode.UNSUPPORTED, f"agent {agent.name!r} cannot evaluate positions",
+                        {"agent": agent.name})
+
+
+async def _choose_play(agent: Agent, spec: str, position: Position, dice: tuple[int, int],
+                       context: Context, candidates: int) -> dict[str, Any]:
+    play = await agent.choose_play(position, dice, context)
+    try:
+        after = position.apply(play)
+    except BgbotError as exc:
+        raise ProtocolError(ErrorCode.INTERNAL, f"{spec} chose an impossible play {play}: {exc}",
+                            {"agent": spec}) from None
+    legal: dict[Position, Play] | None = None
+    if not isinstance(agent, PlayerAgent) or candidates:
+        # engines are checked; in-process players use the core's generator already
+        legal = {result: p for p, result in position.play_results(dice)}
+        illegal = after not in legal if legal else bool(play)
+        if illegal:
+            raise ProtocolError(ErrorCode.INTERNAL, f"{spec} chose an illegal play {play}",
+                                {"agent": spec})
+        play = legal.get(after, play)
+    reply: dict[str, Any] = {"play": str(play), "after": after.position_id(), "agent": spec}
+    if candidates:
+        assert legal is not None
+        reply["candidates"] = _ranked(agent, legal, after, candidates)
+    return reply
+
+
+def _ranked(agent: Agent, legal: dict[Position, Play], chosen: Position,
+            limit: int) -> list[dict[str, Any]]:
+    """The agent's play, then the other plays best first by 0-ply cubeless equity, for agents
+    whose player has an evaluator; UNSUPPORTED for the others."""
+    player = agent.player if isinstance(agent, PlayerAgent) else None
+    evaluator = getattr(player, "evaluator", None)
+    items = list(legal.items())
+    if evaluator is not None and hasattr(evaluator, "evaluate"):
+        scored: list[tuple[float, Position, Play]] = []
+        for after, play in items:
+            kind = after.win_kind()
+            equity = float(kind) if kind else -float(evaluator.evaluate(after.swapped()).equity())
+            scored.append((equity, after, play))
+        scored.sort(key=lambda s: (s[1] != chosen, -s[0]))  # the agent's choice, then by equity
+        return [{"play": str(p), "after": a.position_id(), "equity": e}
+                for e, a, p in scored[:limit]]
+    raise ProtocolError(ErrorCode.UNSUPPORTED, f"agent {agent.name!r} cannot rank plays; ask "
+                        "without candidates", {"agent": agent.name})

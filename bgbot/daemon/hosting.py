@@ -1,0 +1,417 @@
+"""Hosting matches: resume from the journal, play with the referee, journal, log as .mat.
+
+A `MatchHost` lives in one process (a match worker) and plays any number of matches at once
+on its event loop. Every referee event of every match goes through a `GroupJournal`: actions
+are committed to ``state.db`` before the next decision of that match is asked and before the
+event is published (group commit: all matches that reach a decision in the same loop turn
+share one transaction), and game ends are committed durably, then the match's ``.mat`` file
+is rewritten atomically.
+
+Agents are wrapped in `PacedAgent`, which waits for that commit and so also yields to the
+loop before every decision: in-process players never await anything, and without it one
+match would run to its end before the next one (or a command from the daemon) got a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as _dt
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..agents.base import Agent
+from ..agents.spec import create_agent
+from ..core.game import Game, Phase
+from ..core.position import Play, Position
+from ..formats.gnubgid import GameState, encode_gnubgid
+from ..formats.gnubgid import MatchState as GnubgMatchState
+from ..formats.mat import MatchRecord, format_match
+from ..players.base import Context, TakeDecision
+from ..referee import events as ev
+from ..referee.matlog import write_atomically
+from ..referee.referee import Referee
+from ..referee.series import dice_for
+from .store import (
+    GameRow,
+    JournalEntry,
+    MatchRow,
+    MatchSpec,
+    MatchState,
+    ResumedDice,
+    Store,
+    journal_action,
+    replay,
+)
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[list[Any]], None]
+"""Receives, after each commit, the items queued with the committed entries, in order."""
+
+
+class GroupJournal:
+    """Buffers journal entries and game rows of many matches; commits them together."""
+
+    def __init__(self, store: Store, publish: Publish) -> None:
+        self.store = store
+        self.publish = publish
+        self._batches: dict[str, tuple[list[JournalEntry], list[GameRow]]] = {}
+        self._outgoing: list[Any] = []
+        self._waiter: asyncio.Future[None] | None = None
+        self.commits = 0
+
+    def add(self, match_id: str, entry: JournalEntry | GameRow | None, item: Any = None) -> None:
+        entries, games = self._batches.setdefault(match_id, ([], []))
+        if isinstance(entry, JournalEntry):
+            entries.append(entry)
+        elif isinstance(entry, GameRow):
+            games.append(entry)
+        if item is not None:
+            self._outgoing.append(item)
+
+    def flush(self, *, durable: bool = False) -> None:
+        """Commit everything pending now, then publish what waited for it."""
+        batches = [(mid, e, g) for mid, (e, g) in self._batches.items() if e or g]
+        self._batches.clear()
+        if batches or durable:
+            self.store.record_many(batches, durable=durable)
+            self.commits += 1
+        if self._outgoing:
+            outgoing, self._outgoing = self._outgoing, []
+            self.publish(outgoing)
+
+    async def barrier(self) -> None:
+        """Return once everything added so far is committed (always yields to the loop)."""
+        if self._waiter is None:
+            loop = asyncio.get_running_loop()
+            self._waiter = loop.create_future()
+            loop.call_soon(self._flush_waiters)
+        await asyncio.shield(self._waiter)
+
+    def _flush_waiters(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        assert waiter is not None
+        try:
+            self.flush()
+        except Exception as exc:  # every waiting match fails with the store's error
+            if not waiter.cancelled():
+                waiter.set_exception(exc)
+            return
+        if not waiter.cancelled():
+            waiter.set_result(None)
+
+
+class PacedAgent(Agent):
+    """An agent that waits for the journal before every decision (see the module docstring)."""
+
+    def __init__(self, inner: Agent, barrier: Callable[[], Any]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._barrier = barrier
+
+    async def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
+        await self._barrier()
+        return await self.inner.choose_play(position, dice, context)
+
+    async def should_double(self, position: Position, context: Context) -> bool:
+        await self._barrier()
+        return await self.inner.should_double(position, context)
+
+    async def take_decision(self, position: Position, context: Context) -> TakeDecision:
+        await self._barrier()
+        return await self.inner.take_decision(position, context)
+
+    async def offer_resignation(self, position: Position, context: Context) -> int:
+        await self._barrier()
+        return await self.inner.offer_resignation(position, context)
+
+    async def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
+        await self._barrier()
+        return await self.inner.accept_resignation(position, context, value)
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def match_agents(spec: MatchSpec) -> tuple[Agent, Agent]:
+    """The two agents of a hosted match, seeded as `bgbot play` seeds them (seed*2, seed*2+1),
+    so a hosted match and ``bgbot play A B --seed S`` play the same match."""
+    return (create_agent(spec.agent_a, seed=spec.seed * 2),
+            create_agent(spec.agent_b, seed=spec.seed * 2 + 1))
+
+
+def match_names(spec: MatchSpec, agents: Sequence[Agent]) -> tuple[str, str]:
+    """The .mat column names: the spec's, else the agents' (suffixed -A/-B when equal, as
+    `run_series` does)."""
+    if spec.names[0] and spec.names[1]:
+        return spec.names[0], spec.names[1]
+    a, b = agents[0].name, agents[1].name
+    return (a, b) if a != b else (f"{a}-A", f"{b}-B")
+
+
+@dataclass
+class HostedMatch:
+    """A match being played in this process."""
+
+    row: MatchRow
+    record: MatchRecord
+    task: asyncio.Task[None] | None = None
+    game: Game | None = None
+    """The game in play (None between games)."""
+    stop_reason: str | None = None
+    settled: bool = False
+    """`_run` ran to its end (a task cancelled before its first step never runs at all)."""
+    state: MatchState = MatchState.RUNNING
+    listeners: list[ev.Listener] = field(default_factory=list)
+
+    def mat_text(self) -> str:
+        """The .mat text so far, the game in play included."""
+        record = self.record
+        if self.game is not None and not self.game.is_over:
+            record = MatchRecord(record.length, record.names, record.rules, dict(record.tags),
+                                 list(record.comments), list(record.games), record.ratings)
+            record.add_game(self.game)
+        return format_match(record)
+
+
+EventSink = Callable[[str, ev.Event], Any]
+"""(match id, event) -> the item to publish after the event is committed (None: nothing)."""
+StateSink = Callable[[str, MatchState, str | None], None]
+
+
+class MatchHost:
+    """Plays hosted matches in this process (see the module docstring)."""
+
+    def __init__(self, store: Store, publish: Publish, *, event_item: EventSink,
+                 on_state: StateSink | None = None) -> None:
+        self.store = store
+        self.journal = GroupJournal(store, publish)
+        self.event_item = event_item
+        self.on_state = on_state
+        self.matches: dict[str, HostedMatch] = {}
+        # .mat files are written (and fsynced) by one thread, in order, so that the loop
+        # goes on playing the other matches meanwhile; the journal stays the truth.
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mat")
+
+    def _write_mat(self, path: Path, text: str) -> asyncio.Future[None]:
+        future = asyncio.get_running_loop().run_in_executor(self._writer, write_atomically,
+                                                            path, text)
+        future.add_done_callback(_log_write_failure)
+        return future
+
+    def close(self) -> None:
+        """Wait for the pending .mat writes."""
+        self._writer.shutdown(wait=True)
+
+    def start(self, match_id: str) -> asyncio.Task[None]:
+        """Play (or resume) the match in a task; a match already here is not started twice."""
+        existing = self.matches.get(match_id)
+        if existing is not None and existing.task is not None:
+            return existing.task
+        row = self.store.get_match(match_id)
+        if row is None:
+            raise KeyError(match_id)
+        when = _dt.datetime.fromisoformat(row.started)
+        hosted = HostedMatch(row, MatchRecord.create(row.spec.length, ("", ""), row.spec.rules,
+                                                     when=when))
+        self.matches[match_id] = hosted
+        task = asyncio.get_running_loop().create_task(self._run(hosted), name=f"match-{match_id}")
+        task.add_done_callback(lambda _: self._never_ran(hosted))
+        hosted.task = task
+        return task
+
+    def _never_ran(self, hosted: HostedMatch) -> None:
+        """A match stopped before its task took its first step: settle it here."""
+        if not hosted.settled:
+            hosted.settled = True
+            self.matches.pop(hosted.row.id, None)
+            self._settle_stop(hosted)
+
+    def stop(self, match_id: str, reason: str) -> bool:
+        """End a match here: "abort" (final) or "park" (resumes on the next start)."""
+        hosted = self.matches.get(match_id)
+        if hosted is None or hosted.task is None or hosted.task.done():
+            return False
+        if hosted.stop_reason is None:  # the first reason given wins (an abort stays one)
+            hosted.stop_reason = reason
+        hosted.task.cancel()
+        return True
+
+    async def stop_all(self, reason: str = "park") -> None:
+        tasks = [h.task for h in self.matches.values() if h.task is not None]
+        for match_id in list(self.matches):
+            self.stop(match_id, reason)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def mat_text(self, match_id: str) -> str | None:
+        hosted = self.matches.get(match_id)
+        return None if hosted is None else hosted.mat_text()
+
+    def snapshot(self, match_id: str) -> dict[str, Any] | None:
+        """The live state of a match here: game number, GNU BG ID, Crawford flag, .mat text."""
+        hosted = self.matches.get(match_id)
+        if hosted is None:
+            return None
+        game = hosted.game
+        return {
+            "game": len(hosted.record.games) + (1 if game is not None else 0),
+            "position": None if game is None or game.is_over else game_gnubgid(game),
+            "crawford": bool(game is not None and game.crawford),
+            "mat": hosted.mat_text(),
+        }
+
+    # ----------------------------------------------------------------- one match
+
+    def _set_state(self, hosted: HostedMatch, state: MatchState, error: str | None = None) -> None:
+        hosted.state = state
+        self.store.set_state(hosted.row.id, state, error)
+        if self.on_state is not None:
+            self.on_state(hosted.row.id, state, error)
+
+    async def _run(self, hosted: HostedMatch) -> None:
+        row = hosted.row
+        agents: tuple[Agent, Agent] | None = None
+        try:
+            agents = match_agents(row.spec)
+            await self._play(hosted, agents)
+        except asyncio.CancelledError:
+            self._settle_stop(hosted)
+        except Exception as exc:
+            log.error("match %s failed: %s", row.id, exc, exc_info=True)
+            try:
+                self.journal.flush()
+            except Exception:
+                log.exception("match %s: journal flush failed", row.id)
+            self._set_state(hosted, MatchState.FAILED, f"{type(exc).__name__}: {exc}")
+        finally:
+            hosted.settled = True
+            if agents is not None:
+                for agent in agents:
+                    try:
+                        await agent.close()
+                    except Exception:
+                        log.exception("match %s: closing %s failed", row.id, agent.name)
+            self.matches.pop(row.id, None)
+
+    def _settle_stop(self, hosted: HostedMatch) -> None:
+        """The match task was cancelled: commit what it did, then abort or park it."""
+        row = hosted.row
+        self.journal.flush(durable=True)
+        if hosted.stop_reason == "abort":
+            self._writer.submit(write_atomically, row.mat_path, hosted.mat_text()).result()
+            self._set_state(hosted, MatchState.ABORTED, "aborted on request")
+        else:
+            self._set_state(hosted, MatchState.SUSPENDED)
+
+    async def _play(self, hosted: HostedMatch, agents: tuple[Agent, Agent]) -> None:
+        row = hosted.row
+        spec = row.spec
+        mid = row.id
+        state = replay(spec, self.store.journal(mid), self.store.games(mid))
+        names = match_names(spec, agents)
+        hosted.record.names = names
+        for done in state.finished:
+            hosted.record.add_game(done)
+        dice = dice_for(spec.seed, 0, False)
+        if state.current is not None:
+            dice = ResumedDice(dice, state.number - 1, state.openings, state.rolls)
+        seq = state.next_seq
+        number = state.number
+
+        def on_event(event: ev.Event) -> None:
+            nonlocal seq
+            item = self.event_item(mid, event)
+            action = journal_action(event)
+            if action is not None:
+                self.journal.add(mid, JournalEntry(seq, number, action[0], action[1]), item)
+                seq += 1
+            elif isinstance(event, ev.GameStarted):
+                self.journal.add(mid, GameRow(event.game, event.score, event.crawford,
+                                              event.post_crawford), item)
+            elif isinstance(event, ev.GameEnded):
+                self.journal.add(mid, GameRow(event.game, event.score,
+                                              outcome=event.outcome), item)
+                self.journal.flush(durable=True)
+                hosted.record.add_game(event.record)
+                self._write_mat(row.mat_path, format_match(hosted.record))
+            else:
+                self.journal.add(mid, None, item)
+
+        paced = (PacedAgent(agents[0], self.journal.barrier),
+                 PacedAgent(agents[1], self.journal.barrier))
+        referee = Referee(paced, dice, length=spec.length, games=spec.games, rules=spec.rules,
+                          listeners=[on_event], match_id=mid, names=names)
+        for agent in agents:
+            await agent.start()
+        self._set_state(hosted, MatchState.RUNNING)
+        if state.finished:
+            await self._write_mat(row.mat_path, format_match(hosted.record))
+        match = state.match
+        game: Game | None = state.current
+        if game is not None:
+            log.info("match %s: resuming game %d after %d journalled actions", mid, number,
+                     seq - 1)
+        while True:
+            if game is None:
+                if match.is_over or (spec.length == 0 and number >= spec.games):
+                    break
+                number += 1
+                game = match.new_game()
+                on_event(ev.GameStarted(mid, number, match.score, game.crawford,
+                                        game.post_crawford))
+            hosted.game = game
+            await referee.play_game(game, number)
+            assert game.outcome is not None
+            match.record(game.outcome)
+            hosted.game = None
+            on_event(ev.GameEnded(mid, number, game.outcome, match.score, game))
+            game = None
+        self.journal.flush(durable=True)
+        self.store.finish_match(mid, match.score, match.winner, number)
+        await self._write_mat(row.mat_path, format_match(hosted.record))
+        hosted.state = MatchState.FINISHED
+        on_event(ev.MatchEnded(mid, match.score, match.winner, number))
+        self.journal.flush()
+        if self.on_state is not None:
+            self.on_state(mid, MatchState.FINISHED, None)
+
+
+def _log_write_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("writing a .mat file failed: %s", future.exception())
+
+
+def game_gnubgid(game: Game) -> str:
+    """The GNU BG ID (PositionID:MatchID) of a game in progress, as gnubg would show it."""
+    owner = game.cube_owner
+    resignation = game.resignation
+    turn = game.seat_to_act
+    dice = game.dice or (0, 0)
+    state = GnubgMatchState(
+        cube=game.cube_value,
+        cube_owner=-1 if owner is None else owner,
+        on_roll=game.seat_on_roll,
+        crawford=game.crawford,
+        game_state=GameState.PLAYING,
+        turn=game.seat_on_roll if turn is None else turn,
+        doubled=game.phase is Phase.TAKE,
+        resigned=resignation[1] if resignation else 0,
+        dice=dice,
+        match_length=game.match_length,
+        score=game.score,
+        jacoby=game.rules.jacoby,
+    )
+    return encode_gnubgid(game.position, state)
+
+
+def default_mat_path(logs_dir: Path, match_id: str, spec: MatchSpec, started: _dt.datetime) -> Path:
+    """``<logs>/<YYYYmmdd-HHMMSS>-<match id>-<N>pt.mat`` (``money`` for sessions)."""
+    kind = "money" if spec.length == 0 else f"{spec.length}pt"
+    return logs_dir / f"{started.strftime('%Y%m%d-%H%M%S')}-{match_id}-{kind}.mat"

@@ -1,0 +1,1004 @@
+"""`bgbot serve`: the daemon (DESIGN §5, protocol/SPEC.md).
+
+One asyncio loop does only I/O and bookkeeping: a ZeroMQ ROUTER for requests (clients use
+DEALER sockets), a PUB socket for events (topic ``match.<id>``), the gnubg external-player
+frontends, signals and the systemd notifications. CPU-heavy work runs in worker processes
+(`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, so
+``status`` is answered within milliseconds however many matches play.
+
+Nothing a client sends can stop the daemon: every message that cannot be accepted gets an
+``error`` reply (a frame above the size limit makes ZeroMQ drop that connection instead), and
+every handler failure becomes an ``internal`` error reply and a log line.
+
+Signals: SIGTERM / SIGINT stop taking work, park the hosted matches (journalled; resumed at
+the next start), close the frontends and exit 0 within ``daemon.stop_timeout`` (a second one
+exits at once). SIGHUP reloads the configuration, as the ``reload`` request does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import secrets
+import signal
+import socket
+import stat
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import zmq
+
+from .. import __version__
+from ..agents.spec import create_agent, known_agents
+from ..core.errors import BgbotError
+from .config import (
+    Config,
+    ConfigError,
+    GnubgPlayerConfig,
+    Secret,
+    frontend_name,
+    load_config,
+    load_control_key,
+)
+from .decisions import DECISION_TYPES, AgentCache, answer
+from .logs import setup_logging
+from .matches import MatchManager
+from .notify import Notifier, watchdog_interval
+from .protocol import (
+    EVENT_TYPES,
+    PROTOCOL_VERSION,
+    REQUEST_TYPES,
+    ErrorCode,
+    Message,
+    ProtocolError,
+    Signer,
+    check_request,
+    error_reply,
+    new_message,
+    reply_type,
+    split_identities,
+)
+from .store import MatchSpec, MatchState, Store, StoreError
+from .wire import rules_from_wire, rules_to_wire
+from .workers import DecisionPool, WorkerSettings
+
+log = logging.getLogger(__name__)
+wire_log = logging.getLogger("bgbot.wire")
+
+_MORE = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
+_LAST = int(zmq.NOBLOCK)
+READ_BATCH = 32
+"""Requests read per event-loop turn."""
+MAX_IN_FLIGHT = 10_000
+"""Requests being worked on at once before new ones get ``busy``."""
+TAKES_WORK = frozenset({"match_start_request", "frontend_start_request", "reload_request"}
+                       | DECISION_TYPES)
+"""Requests refused with ``shutting_down`` once the daemon is stopping."""
+
+
+class DaemonError(BgbotError):
+    """The daemon cannot start (a socket in use, another daemon on the same state, ...)."""
+
+
+# ============================================================================ frontends
+
+
+@dataclass
+class Frontend:
+    """A gnubg external-player listener the daemon runs."""
+
+    name: str
+    config: GnubgPlayerConfig
+    configured: bool
+    server: Any = None
+    state: str = "stopped"
+    since: float | None = None
+    error: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        address = getattr(self.server, "address", None) if self.server is not None else None
+        return {"name": self.name, "kind": "gnubg_external", "state": self.state,
+                "listen": str(address) if address is not None else self.config.listen,
+                "agent": self.config.agent, "since": self.since, "error": self.error}
+
+
+class Frontends:
+    """Starts and stops the gnubg listeners (they answer on the daemon's loop)."""
+
+    def __init__(self, logs_dir: Path) -> None:
+        self.logs_dir = logs_dir
+        self.items: dict[str, Frontend] = {}
+
+    def configure(self, entries: tuple[GnubgPlayerConfig, ...]) -> None:
+        for index, entry in enumerate(entries):
+            name = frontend_name(entry, index)
+            self.items[name] = Frontend(name, entry, True)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for f in self.items.values() if f.state == "running")
+
+    async def start(self, frontend: Frontend) -> None:
+        from ..frontends.gnubg_player import GnubgPlayerServer, PlayerServerConfig
+
+        if frontend.state in ("running", "starting"):
+            raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {frontend.name} is "
+                                f"{frontend.state}", {"name": frontend.name})
+        entry = frontend.config
+        frontend.state, frontend.since, frontend.error = "starting", time.time(), None
+        try:
+            server = GnubgPlayerServer(PlayerServerConfig(
+                player=entry.agent, seed=entry.seed, max_connections=entry.max_connections,
+                log_dir=self.logs_dir / "gnubg-player" if entry.log_connections else None))
+            await server.start(entry.listen)
+        except (OSError, BgbotError) as exc:
+            frontend.state, frontend.since, frontend.error = "failed", time.time(), str(exc)
+            log.error("frontend %s failed to start: %s", frontend.name, exc)
+            raise ProtocolError(ErrorCode.BAD_VALUE if isinstance(exc, BgbotError)
+                                else ErrorCode.BAD_STATE,
+                                f"frontend {frontend.name}: {exc}",
+                                {"name": frontend.name, "field": "options",
+                                 "reason": str(exc)}) from None
+        frontend.server = server
+        frontend.state, frontend.since = "running", time.time()
+        log.info("frontend started", extra={"fields": {"name": frontend.name,
+                                                       "listen": str(server.address)}})
+
+    async def stop(self, frontend: Frontend) -> None:
+        if frontend.state != "running" or frontend.server is None:
+            raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {frontend.name} is not running",
+                                {"name": frontend.name, "state": frontend.state})
+        server, frontend.server = frontend.server, None
+        await server.close()
+        frontend.state, frontend.since = "stopped", time.time()
+        log.info("frontend stopped", extra={"fields": {"name": frontend.name}})
+
+    async def autostart(self) -> None:
+        for frontend in list(self.items.values()):
+            if frontend.config.autostart and frontend.state != "running":
+                with contextlib.suppress(ProtocolError):
+                    await self.start(frontend)
+
+    async def close(self) -> None:
+        for frontend in self.items.values():
+            if frontend.state == "running":
+                with contextlib.suppress(Exception):
+                    await self.stop(frontend)
+
+
+def frontend_from_options(name: str, options: dict[str, Any]) -> GnubgPlayerConfig:
+    """A gnubg_external frontend from frontend_start options (listen, agent, seed, ...)."""
+    known = {"listen": str, "agent": str, "seed": int, "max_connections": int,
+             "log_connections": bool}
+    for key, value in options.items():
+        kind = known.get(key)
+        if kind is None:
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.{key}: unknown option; known: "
+                                f"{', '.join(known)}", {"field": f"options.{key}",
+                                                        "reason": "unknown option"})
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.{key}: expected "
+                                f"{kind.__name__}", {"field": f"options.{key}",
+                                                     "reason": f"expected {kind.__name__}"})
+    if "listen" not in options:
+        raise ProtocolError(ErrorCode.BAD_VALUE, "options.listen: required (HOST:PORT or a "
+                            "socket path)", {"field": "options.listen", "reason": "required"})
+    entry = GnubgPlayerConfig(name=name, autostart=False, **options)
+    from ..frontends.gnubg_player import ListenAddress
+
+    try:
+        ListenAddress.parse(entry.listen)
+        create_agent(entry.agent)
+    except BgbotError as exc:
+        field_name = "options.agent" if "agent" in str(exc) else "options.listen"
+        raise ProtocolError(ErrorCode.BAD_VALUE, f"{field_name}: {exc}",
+                            {"field": field_name, "reason": str(exc)}) from None
+    return entry
+
+
+# ============================================================================ the daemon
+
+
+def _worker_settings(config: Config) -> WorkerSettings:
+    level = logging.getLevelName(config.logging.level.upper())
+    return WorkerSettings(
+        state_db=str(config.state_dir / "state.db"),
+        journal_sync=config.store.journal_sync,
+        log_level=level if isinstance(level, int) else logging.INFO,
+        log_format=config.logging.format,
+        default_agent=config.agents.default,
+        max_candidates=config.limits.max_candidates,
+    )
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    import dataclasses
+
+    out: dict[str, Any] = {}
+    for item in dataclasses.fields(obj):
+        if item.metadata.get("internal"):
+            continue
+        value = getattr(obj, item.name)
+        key = f"{prefix}{item.name}"
+        if dataclasses.is_dataclass(value):
+            out.update(_flatten(value, key + "."))
+        else:
+            out[key] = value
+    return out
+
+
+LIVE_KEYS = frozenset({
+    "logging.level", "logging.format", "agents.default", "limits.max_matches",
+    "limits.decision_timeout", "limits.max_candidates", "control.key_file", "gnubg_player",
+})
+"""Configuration keys a reload applies at once; the others need a restart."""
+
+
+@dataclass
+class _Counters:
+    requests: int = 0
+    errors: int = 0
+    in_flight: int = 0
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class Daemon:
+    """The daemon: `await Daemon(config).run()` serves until SIGTERM or a shutdown request."""
+
+    def __init__(self, config: Config, *, config_file: str | None = None) -> None:
+        self.config = config
+        self.config_file = config_file
+        self.state = "starting"
+        self.started = time.time()
+        self.notifier = Notifier()
+        self.counters = _Counters()
+        self.frontends = Frontends(config.logs_dir)
+        self._stop = asyncio.Event()
+        self._stop_reason = ""
+        self._signals = 0
+        self._lock_fd: int | None = None
+        self._ipc_paths: list[Path] = []
+        self._ctx: zmq.Context[Any] | None = None
+        self._auth: Any = None
+        self._pump_scheduled = False
+        self.router: zmq.Socket[Any] | None = None
+        self.pub: zmq.Socket[Any] | None = None
+        self.store: Store | None = None
+        self.matches: MatchManager | None = None
+        self.decisions: DecisionPool | None = None
+        self._inline_agents: AgentCache | None = None
+        self.signer = Signer(None)
+        self._key: Secret = Secret(b"")
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def run(self) -> int:
+        """Serve until stopped; returns the exit status (0 after a clean stop)."""
+        loop = asyncio.get_running_loop()
+        try:
+            await self._start()
+        except BaseException:
+            await self._close()
+            raise
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_stop_signal, sig)
+        loop.add_signal_handler(signal.SIGHUP, self._on_hup)
+        self._start_reading()
+        watchdog = loop.create_task(self._watchdog(), name="watchdog")
+        self.state = "running"
+        self.notifier.ready(self._status_line())
+        log.info("serving", extra={"fields": {
+            "requests": self.config.request_endpoint, "events": self.config.events_endpoint,
+            "pid": os.getpid(), "signed": self.signer.signed}})
+        await self._stop.wait()
+        log.info("stopping: %s", self._stop_reason)
+        self.state = "stopping"
+        self.notifier.stopping()
+        self.notifier.status(f"stopping: {self._stop_reason}")
+        try:
+            await asyncio.wait_for(self._shutdown(), self.config.daemon.stop_timeout + 5)
+        except asyncio.TimeoutError:
+            log.error("shutdown took longer than %.0f s", self.config.daemon.stop_timeout)
+        self._stop_reading()
+        watchdog.cancel()
+        await asyncio.gather(watchdog, return_exceptions=True)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        await self._close()
+        log.info("stopped")
+        return 0
+
+    def request_stop(self, reason: str) -> None:
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+
+    def _on_stop_signal(self, sig: int) -> None:
+        self._signals += 1
+        name = signal.Signals(sig).name
+        if self._signals > 1:
+            log.warning("second %s: stopping at once", name)
+            for worker in (self.matches.workers if self.matches else []):
+                worker.kill()
+            os._exit(1)
+        self.request_stop(name)
+
+    def _on_hup(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._reload_logged())
+        self.counters.tasks.add(task)
+        task.add_done_callback(self.counters.tasks.discard)
+
+    async def _reload_logged(self) -> None:
+        try:
+            result = await self.reload()
+            log.info("configuration reloaded", extra={"fields": {
+                "changed": ",".join(result["changed"]) or "-",
+                "restart_needed": ",".join(result["restart_needed"]) or "-"}})
+        except ProtocolError as exc:
+            log.error("reload refused: %s", exc.message)
+
+    async def _start(self) -> None:
+        config = self.config
+        for directory in (config.state_dir, config.runtime_dir):
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        config.logs_dir.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        self._load_key(create=True)
+        try:
+            self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
+        except StoreError as exc:
+            raise DaemonError(str(exc)) from None
+        self._bind()
+        await _warm_caches()
+        settings = _worker_settings(config)
+        self.matches = MatchManager(self.store, settings, workers=config.match_workers,
+                                    logs_dir=config.logs_dir, publish=self._publish,
+                                    max_matches=config.limits.max_matches)
+        if config.limits.inline_decisions:
+            self._inline_agents = AgentCache()
+        else:
+            self.decisions = DecisionPool(config.decision_workers, settings)
+        await self.matches.start()
+        self.frontends.configure(config.gnubg_player)
+        await self.frontends.autostart()
+
+    def _lock(self) -> None:
+        """One daemon per state directory: two would resume the same matches."""
+        path = self.config.state_dir / "daemon.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DaemonError(f"another bgbot daemon (pid {other}) uses {self.config.state_dir}"
+                              ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def _load_key(self, *, create: bool) -> None:
+        if self.config.control.allow_unsigned:
+            self._key = Secret(b"")
+            log.warning("control.allow_unsigned: requests are neither signed nor checked")
+        else:
+            key, path, origin = load_control_key(self.config, create=create)
+            if not key.reveal():
+                raise ConfigError("control.key_file", f"the key file {path} is empty (set "
+                                  "control.allow_unsigned to run without a key)",
+                                  file=self.config.source)
+            self._key = key
+            log.info("control key loaded", extra={"fields": {"file": str(path), "from": origin}})
+        # the same Signer keeps its replay history across reloads
+        self.signer.key = self._key.reveal()
+        self.signer.replay_window = self.config.control.replay_window
+
+    # ----------------------------------------------------------------- sockets
+
+    def _bind(self) -> None:
+        config = self.config
+        # plain sockets: the ROUTER is read from the loop through its ZMQ_FD (`_pump`), and
+        # replies and events are sent without blocking from plain callbacks
+        self._ctx = zmq.Context()
+        router: zmq.Socket[Any] = self._ctx.socket(zmq.ROUTER)
+        pub: zmq.Socket[Any] = self._ctx.socket(zmq.PUB)
+        for sock in (router, pub):
+            sock.setsockopt(zmq.LINGER, 1000)
+            sock.setsockopt(zmq.MAXMSGSIZE, config.control.max_message_bytes)
+        router.setsockopt(zmq.RCVHWM, 10_000)
+        router.setsockopt(zmq.SNDHWM, 10_000)
+        pub.setsockopt(zmq.SNDHWM, 100_000)
+        self.router, self.pub = router, pub
+        endpoints = [(router, config.request_endpoint), (pub, config.events_endpoint)]
+        if any(e.startswith("tcp://") for _, e in endpoints):
+            self._setup_curve([s for s, e in endpoints if e.startswith("tcp://")])
+        for sock, endpoint in endpoints:
+            self._bind_one(sock, endpoint)
+
+    def _setup_curve(self, sockets: list[zmq.Socket[Any]]) -> None:
+        import zmq.auth
+
+        curve = self.config.control.curve
+        if not zmq.has("curve"):
+            raise DaemonError("this libzmq has no CURVE support; tcp:// endpoints need it")
+        try:
+            public, secret = zmq.auth.load_certificate(curve.secret_key_file)
+        except (OSError, ValueError) as exc:
+            raise ConfigError("control.curve.secret_key_file", f"cannot load "
+                              f"{curve.secret_key_file}: {exc}", file=self.config.source) \
+                from None
+        if secret is None:
+            raise ConfigError("control.curve.secret_key_file", f"{curve.secret_key_file} holds "
+                              "no secret key (use the .key_secret file)", file=self.config.source)
+        if curve.authorized_keys_dir:
+            from zmq.auth.thread import ThreadAuthenticator
+
+            assert self._ctx is not None
+            self._auth = ThreadAuthenticator(self._ctx)
+            self._auth.start()
+            self._auth.configure_curve(domain="*", location=curve.authorized_keys_dir)
+        for sock in sockets:
+            sock.curve_secretkey = secret
+            sock.curve_publickey = public
+            sock.curve_server = True
+        log.info("CURVE on for tcp:// endpoints", extra={"fields": {
+            "public_key": public.decode(), "clients": curve.authorized_keys_dir or "any"}})
+
+    def _bind_one(self, sock: zmq.Socket[Any], endpoint: str) -> None:
+        if not endpoint.startswith("ipc://"):
+            try:
+                sock.bind(endpoint)
+            except zmq.ZMQError as exc:
+                raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+            return
+        path = Path(endpoint[len("ipc://"):])
+        if path.exists() or path.is_symlink():
+            if _socket_alive(path):
+                raise DaemonError(f"{path} is in use by another process (another daemon?)")
+            path.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        old = os.umask(0o177)
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        self._ipc_paths.append(path)
+
+    def _start_reading(self) -> None:
+        router = self.router
+        assert router is not None
+        loop = asyncio.get_running_loop()
+        loop.add_reader(int(router.getsockopt(zmq.FD)), self._pump)
+        self._schedule_pump()
+
+    def _stop_reading(self) -> None:
+        router = self.router
+        if router is not None and not router.closed:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(int(router.getsockopt(zmq.FD)))
+
+    def _schedule_pump(self) -> None:
+        if not self._pump_scheduled:
+            self._pump_scheduled = True
+            asyncio.get_running_loop().call_soon(self._pump)
+
+    def _pump(self) -> None:
+        """Read what the ROUTER has (ZMQ_FD is edge-triggered: read until EAGAIN, a batch per
+        loop turn so that events and timers get their turn in between)."""
+        self._pump_scheduled = False
+        router = self.router
+        if router is None or router.closed:
+            return
+        for _ in range(READ_BATCH):
+            try:
+                frames = router.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            except zmq.ZMQError as exc:
+                log.warning("receive failed: %s", exc)
+                return
+            try:
+                self._on_frames(frames)
+            except Exception:
+                log.exception("request handling failed")
+        self._schedule_pump()
+
+    def _on_frames(self, frames: list[bytes]) -> None:
+        ids, envelope = split_identities(frames)
+        counters = self.counters
+        counters.requests += 1
+        try:
+            size = sum(len(f) for f in envelope)
+            limit = self.config.control.max_message_bytes
+            if size > limit:
+                raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {size} bytes; the limit "
+                                    f"is {limit}", {"size": size, "limit": limit})
+            msg = self.signer.deserialize(envelope)
+            check_request(msg)
+        except ProtocolError as exc:
+            counters.errors += 1
+            log.warning("refused a message: %s", exc, extra={"fields": {
+                "peer": ids[0].hex() if ids else "-", "code": exc.code.value}})
+            if ids:
+                self._send(ids, exc.reply())
+            return
+        if wire_log.isEnabledFor(logging.DEBUG):
+            wire_log.debug("<< %s", msg.msg_type, extra={"fields": {
+                "id": msg.msg_id, "peer": ids[0].hex(), "session": msg.session or "-",
+                "bytes": size}})
+        if counters.in_flight >= MAX_IN_FLIGHT:
+            self._send(ids, error_reply(msg, ErrorCode.BUSY, "too many requests in flight; "
+                                        "try again later", {"limit": MAX_IN_FLIGHT}))
+            return
+        if self.state == "stopping" and msg.msg_type in TAKES_WORK:
+            self._send(ids, error_reply(msg, ErrorCode.SHUTTING_DOWN,
+                                        "the daemon is stopping and takes no new work"))
+            return
+        quick = self._quick.get(msg.msg_type)
+        if quick is not None:
+            self._answer(ids, msg, quick)
+            return
+        handler = self._handlers.get(msg.msg_type)
+        if handler is None:
+            self._send(ids, error_reply(msg, ErrorCode.UNSUPPORTED,
+                                        f"{msg.msg_type} is not served by this daemon"))
+            return
+        counters.in_flight += 1
+        task = asyncio.get_running_loop().create_task(self._handle(ids, msg, handler))
+        counters.tasks.add(task)
+        task.add_done_callback(counters.tasks.discard)
+
+    def _answer(self, ids: list[bytes], msg: Message,
+                quick: Callable[[Daemon, Message], dict[str, Any]]) -> None:
+        try:
+            content = quick(self, msg)
+        except ProtocolError as exc:
+            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
+            return
+        except Exception as exc:
+            log.exception("%s failed", msg.msg_type)
+            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
+                                        f"{type(exc).__name__}: see the daemon's log"))
+            return
+        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
+
+    async def _handle(self, ids: list[bytes], msg: Message,
+                      handler: Callable[[Daemon, Message], Awaitable[dict[str, Any]]]) -> None:
+        try:
+            content = await handler(self, msg)
+            reply = new_message(reply_type(msg.msg_type), content, msg)
+        except ProtocolError as exc:
+            reply = error_reply(msg, exc.code, exc.message, exc.details)
+        except asyncio.CancelledError:
+            reply = error_reply(msg, ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
+        except Exception as exc:
+            log.exception("%s failed", msg.msg_type)
+            reply = error_reply(msg, ErrorCode.INTERNAL,
+                                f"{type(exc).__name__}: see the daemon's log")
+        finally:
+            self.counters.in_flight -= 1
+        self._send(ids, reply)
+
+    def _send(self, ids: list[bytes], msg: Message) -> None:
+        router = self.router
+        if router is None or router.closed:
+            return
+        try:
+            frames = self.signer.serialize(msg)
+        except ProtocolError as exc:  # a reply above the size limit: too_large instead
+            msg = exc.reply()
+            frames = self.signer.serialize(msg)
+        if wire_log.isEnabledFor(logging.DEBUG):
+            wire_log.debug(">> %s", msg.msg_type, extra={"fields": {
+                "id": msg.msg_id, "parent": msg.parent_id or "-", "peer": ids[0].hex(),
+                "bytes": sum(len(f) for f in frames)}})
+        try:
+            send = router.send
+            for frame in ids:
+                send(frame, _MORE)
+            for frame in frames[:-1]:
+                send(frame, _MORE)
+            send(frames[-1], _LAST)
+        except zmq.Again:
+            log.warning("reply dropped: the client's queue is full")
+        except zmq.ZMQError as exc:
+            log.warning("reply dropped: %s", exc)
+        # a send can consume the FD's edge: look for waiting requests on the next turn
+        if int(router.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
+            self._schedule_pump()
+
+    def _publish(self, topic: bytes, msg: Message) -> None:
+        pub = self.pub
+        if pub is None or pub.closed:
+            return
+        try:
+            frames = self.signer.serialize(msg)
+            send = pub.send  # frame by frame with int flags: 3x cheaper than send_multipart
+            send(topic, _MORE)
+            for frame in frames[:-1]:
+                send(frame, _MORE)
+            send(frames[-1], _LAST)
+        except zmq.Again:
+            pass  # PUB never blocks; at the high-water mark a slow subscriber misses events
+        except (zmq.ZMQError, ProtocolError) as exc:
+            log.warning("event %s dropped: %s", msg.msg_type, exc)
+
+    # ----------------------------------------------------------------- quick handlers
+
+    def _hello(self, msg: Message) -> dict[str, Any]:
+        return {
+            "protocol_version": PROTOCOL_VERSION,
+            "server": f"bgbot {__version__}",
+            "requests": sorted(REQUEST_TYPES),
+            "events": sorted(EVENT_TYPES),
+            "capabilities": ["gnubg_id", "xgid", "candidates", "frontend:gnubg_external"],
+            "agents": known_agents(),
+            "limits": {"max_message_bytes": self.config.control.max_message_bytes,
+                       "replay_window": float(self.signer.replay_window),
+                       "signed": self.signer.signed},
+        }
+
+    def _status(self, msg: Message) -> dict[str, Any]:
+        matches = self.matches
+        store = self.store
+        assert matches is not None and store is not None
+        done = matches.finished
+        pool = self.decisions
+        try:
+            loadavg = list(os.getloadavg())
+        except OSError:
+            loadavg = [0.0, 0.0, 0.0]
+        return {
+            "state": self.state if self.state in ("running", "reloading", "stopping")
+            else "running",
+            "version": __version__,
+            "pid": os.getpid(),
+            "started": self.started,
+            "uptime": time.time() - self.started,
+            "matches": {"active": matches.active, "finished": done,
+                        "limit": self.config.limits.max_matches,
+                        "events_published": matches.events},
+            "frontends": {"running": self.frontends.running, "total": len(self.frontends.items)},
+            "load": {"requests": self.counters.in_flight,
+                     "queued": pool.queued if pool is not None else 0,
+                     "loadavg": loadavg,
+                     "match_workers": matches.pids(),
+                     "decision_workers": pool.pids() if pool is not None else [],
+                     "requests_total": self.counters.requests,
+                     "errors_total": self.counters.errors},
+        }
+
+    def _match_start(self, msg: Message) -> dict[str, Any]:
+        content = msg.content
+        matches = self.matches
+        assert matches is not None
+        players = content["players"]
+        for index, spec in enumerate(players):
+            try:
+                create_agent(spec)
+            except BgbotError as exc:
+                raise ProtocolError(ErrorCode.BAD_VALUE, f"players[{index}]: {exc}",
+                                    {"field": f"players[{index}]", "reason": str(exc)}) from None
+        length = int(content.get("length", 7))
+        seed = int(content["seed"]) if "seed" in content else secrets.randbelow(2**31)
+        names = content.get("names") or ["", ""]
+        spec = MatchSpec(agent_a=players[0], agent_b=players[1], length=length,
+                         games=int(content.get("games", 1)) if length == 0 else 1,
+                         rules=rules_from_wire(content.get("rules")), seed=seed,
+                         names=(names[0], names[1]))
+        row = matches.create(spec)
+        return {"match": matches.summary(row), "seed": seed}
+
+    def _match_list(self, msg: Message) -> dict[str, Any]:
+        from .store import RESUMABLE
+
+        matches, store = self.matches, self.store
+        assert matches is not None and store is not None
+        which = msg.content.get("state", "all")
+        states = list(RESUMABLE) if which == "active" else (
+            [MatchState.FINISHED, MatchState.ABORTED, MatchState.FAILED]
+            if which == "finished" else None)
+        rows = store.list_matches(states, int(msg.content.get("limit", 100)))
+        return {"matches": [matches.summary(row) for row in rows]}
+
+    def _frontend_list(self, msg: Message) -> dict[str, Any]:
+        return {"frontends": [f.record() for f in self.frontends.items.values()]}
+
+    def _shutdown_request(self, msg: Message) -> dict[str, Any]:
+        reason = msg.content.get("reason")
+        text = f"shutdown request: {reason}" if reason else "shutdown request"
+        asyncio.get_running_loop().call_soon(self.request_stop, text)
+        return {"state": "stopping"}
+
+    # ----------------------------------------------------------------- async handlers
+
+    async def _decision(self, msg: Message) -> dict[str, Any]:
+        config = self.config
+        if self.decisions is not None:
+            return await self.decisions.submit(msg.msg_type, msg.content, config.agents.default,
+                                               config.limits.decision_timeout)
+        assert self._inline_agents is not None
+        return await asyncio.wait_for(
+            answer(msg.msg_type, msg.content, self._inline_agents,
+                   default_agent=config.agents.default,
+                   max_candidates=config.limits.max_candidates),
+            config.limits.decision_timeout)
+
+    async def _match_get(self, msg: Message) -> dict[str, Any]:
+        matches, store = self.matches, self.store
+        assert matches is not None and store is not None
+        match_id = msg.content["match_id"]
+        row = store.get_match(match_id)
+        if row is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id}",
+                                {"match_id": match_id})
+        snapshot = await matches.snapshot(match_id)
+        row = store.get_match(match_id) or row
+        summary = matches.summary(row)
+        reply: dict[str, Any] = {
+            "match": summary, "seed": row.spec.seed, "rules": rules_to_wire(row.spec.rules),
+            "crawford": bool(snapshot and snapshot["crawford"]),
+            "position": snapshot["position"] if snapshot else None,
+            "error": row.error,
+        }
+        if snapshot:
+            summary["game"] = snapshot["game"]
+        if msg.content.get("mat"):
+            if snapshot is not None:
+                reply["mat"] = snapshot["mat"]
+            else:
+                try:
+                    reply["mat"] = row.mat_path.read_text(encoding="utf-8")
+                except OSError:
+                    reply["mat"] = ""
+        return reply
+
+    async def _match_abort(self, msg: Message) -> dict[str, Any]:
+        matches = self.matches
+        assert matches is not None
+        reason = msg.content.get("reason")
+        text = f"aborted by request: {reason}" if reason else "aborted by request"
+        row = await matches.abort(msg.content["match_id"], text)
+        return {"match": matches.summary(row)}
+
+    async def _frontend_start(self, msg: Message) -> dict[str, Any]:
+        name = msg.content["name"]
+        kind = msg.content.get("kind")
+        options = dict(msg.content.get("options") or {})
+        frontend = self.frontends.items.get(name)
+        if frontend is not None and frontend.configured and (kind or options):
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"kind: frontend {name} is configured; "
+                                "start it by name alone", {"field": "kind",
+                                                           "reason": "configured frontend"})
+        if frontend is None or (not frontend.configured and kind):
+            if kind is None:
+                raise ProtocolError(ErrorCode.NOT_FOUND, f"no configured frontend {name}; give "
+                                    "a kind to start a new one", {"name": name})
+            if kind != "gnubg_external":
+                raise ProtocolError(ErrorCode.UNSUPPORTED, f"frontend kind {kind!r} is not "
+                                    "built in (known: gnubg_external)", {"kind": kind})
+            if frontend is not None and frontend.state == "running":
+                raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
+                                    {"name": name})
+            frontend = Frontend(name, frontend_from_options(name, options), False)
+            self.frontends.items[name] = frontend
+        await self.frontends.start(frontend)
+        return {"frontend": frontend.record()}
+
+    async def _frontend_stop(self, msg: Message) -> dict[str, Any]:
+        name = msg.content["name"]
+        frontend = self.frontends.items.get(name)
+        if frontend is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no frontend {name}", {"name": name})
+        await self.frontends.stop(frontend)
+        return {"frontend": frontend.record()}
+
+    async def _reload_request(self, msg: Message) -> dict[str, Any]:
+        return await self.reload()
+
+    async def _shutdown(self) -> None:
+        """Stop taking work, park the matches, close frontends and workers."""
+        config = self.config
+        await self.frontends.close()
+        if self.matches is not None:
+            await self.matches.stop(config.daemon.stop_timeout)
+        if self.decisions is not None:
+            await self.decisions.close(5.0)
+        if self._inline_agents is not None:
+            await self._inline_agents.close()
+        pending = [t for t in self.counters.tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=2.0)
+
+    async def _close(self) -> None:
+        if self.matches is not None and not self.matches.stopping:
+            await self.matches.stop(5.0)
+        if self.decisions is not None:
+            await self.decisions.close(1.0)
+        for sock in (self.router, self.pub):
+            if sock is not None and not sock.closed:
+                sock.close(linger=500)
+        if self._auth is not None:
+            self._auth.stop()
+        if self._ctx is not None:
+            self._ctx.term()
+            self._ctx = None
+        for path in self._ipc_paths:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        self.notifier.close()
+
+    # ----------------------------------------------------------------- reload, watchdog
+
+    async def reload(self) -> dict[str, Any]:
+        """Read the configuration again and apply what can change while running."""
+        previous_state = self.state
+        self.state = "reloading"
+        self.notifier.reloading()
+        try:
+            try:
+                new = load_config(self.config_file)
+            except ConfigError as exc:
+                raise ProtocolError(ErrorCode.BAD_VALUE, str(exc), {
+                    "field": exc.key or "config", "reason": exc.reason,
+                    "file": exc.file or "", "line": exc.line or 0}) from None
+            old_values, new_values = _flatten(self.config), _flatten(new)
+            changed = sorted(k for k in new_values if new_values[k] != old_values.get(k))
+            live = [k for k in changed if k in LIVE_KEYS]
+            restart = [k for k in changed if k not in LIVE_KEYS]
+            old_config, self.config = self.config, new
+            if "logging.level" in live or "logging.format" in live:
+                setup_logging(new.logging.level, new.logging.format)
+            if self.matches is not None:
+                self.matches.max_matches = new.limits.max_matches
+            old_key = self._key.reveal()
+            try:
+                self._load_key(create=False)
+            except ConfigError as exc:
+                self.config = replace(new, control=old_config.control)
+                raise ProtocolError(ErrorCode.BAD_VALUE, str(exc), {
+                    "field": exc.key, "reason": exc.reason}) from None
+            if self._key.reveal() != old_key and "control.key_file" not in live:
+                live.append("control.key_file")
+            if "gnubg_player" in changed:
+                await self._reconfigure_frontends(old_config, new)
+            self.config = replace(new, daemon=old_config.daemon, store=old_config.store) \
+                if restart else new
+            return {"config": str(new.source or self.config_file or ""), "changed": live,
+                    "restart_needed": restart}
+        finally:
+            self.state = previous_state if previous_state != "reloading" else "running"
+            self.notifier.ready(self._status_line())
+
+    async def _reconfigure_frontends(self, old: Config, new: Config) -> None:
+        before = {frontend_name(e, i): e for i, e in enumerate(old.gnubg_player)}
+        after = {frontend_name(e, i): e for i, e in enumerate(new.gnubg_player)}
+        for name, entry in before.items():
+            frontend = self.frontends.items.get(name)
+            if frontend is None or not frontend.configured:
+                continue
+            if after.get(name) != entry:
+                if frontend.state == "running":
+                    await self.frontends.stop(frontend)
+                del self.frontends.items[name]
+        for name, entry in after.items():
+            if name in self.frontends.items and self.frontends.items[name].configured:
+                continue
+            existing = self.frontends.items.get(name)
+            if existing is not None and existing.state == "running":
+                await self.frontends.stop(existing)
+            frontend = Frontend(name, entry, True)
+            self.frontends.items[name] = frontend
+            if entry.autostart:
+                with contextlib.suppress(ProtocolError):
+                    await self.frontends.start(frontend)
+
+    def _status_line(self) -> str:
+        active = self.matches.active if self.matches is not None else 0
+        return (f"{self.state}: {active} matches playing, {self.frontends.running} frontends, "
+                f"{self.counters.requests} requests")
+
+    async def _watchdog(self) -> None:
+        """WATCHDOG=1 at half $WATCHDOG_USEC (from this loop: a stuck loop stops the pings)."""
+        interval = watchdog_interval()
+        status_every = 10.0
+        step = min(interval, status_every) if interval else status_every
+        last_status = 0.0
+        while True:
+            if interval:
+                self.notifier.watchdog()
+            now = time.monotonic()
+            if now - last_status >= status_every:
+                self.notifier.status(self._status_line())
+                last_status = now
+            await asyncio.sleep(step)
+
+    _handlers: dict[str, Callable[[Daemon, Message], Awaitable[dict[str, Any]]]] = {}
+    _quick: dict[str, Callable[[Daemon, Message], dict[str, Any]]] = {}
+
+
+Daemon._quick = {
+    "hello_request": Daemon._hello,
+    "status_request": Daemon._status,
+    "match_start_request": Daemon._match_start,
+    "match_list_request": Daemon._match_list,
+    "frontend_list_request": Daemon._frontend_list,
+    "shutdown_request": Daemon._shutdown_request,
+}
+Daemon._handlers = {
+    **{name: Daemon._decision for name in DECISION_TYPES},
+    "match_get_request": Daemon._match_get,
+    "match_abort_request": Daemon._match_abort,
+    "frontend_start_request": Daemon._frontend_start,
+    "frontend_stop_request": Daemon._frontend_stop,
+    "reload_request": Daemon._reload_request,
+}
+
+
+
+async def _warm_caches() -> None:
+    """Make sure the players' disk caches (the bear-off database) exist before the workers
+    start, so that they load it instead of each building it (seconds of CPU apiece). Done in
+    a short-lived process: the daemon itself never needs the tables."""
+    begin = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c",
+            "from bgbot.players.bearoff import default_database; default_database()",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE)
+        _, err = await proc.communicate()
+    except OSError as exc:
+        log.warning("could not prepare the player caches: %s", exc)
+        return
+    if proc.returncode:
+        log.warning("could not prepare the player caches: %s",
+                    err.decode(errors="replace").strip().splitlines()[-1:] or proc.returncode)
+    elif time.monotonic() - begin > 2.0:
+        log.info("built the players' caches in %.1f s", time.monotonic() - begin)
+
+
+def _socket_alive(path: Path) -> bool:
+    """Does a process accept connections on the Unix socket ``path``?"""
+    try:
+        if not stat.S_ISSOCK(path.stat().st_mode):
+            return False
+    except OSError:
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+    except OSError as exc:
+        return exc.errno not in (errno.ECONNREFUSED, errno.ENOENT)
+    finally:
+        probe.close()
+    return True
+
+
+def serve(config: Config, *, config_file: str | None = None) -> int:
+    """Run the daemon in this process until it stops; the exit status."""
+    setup_logging(config.logging.level, config.logging.format)
+    daemon_log = logging.getLogger("bgbot.daemon")
+    try:
+        return asyncio.run(Daemon(config, config_file=config_file).run())
+    except (DaemonError, ConfigError) as exc:
+        daemon_log.error("cannot start: %s", exc)
+        print(f"bgbot serve: {exc}", file=sys.stderr)
+        return 2

@@ -113,6 +113,10 @@ class LimitsConfig:
     """Seconds a decision may take before the request gets a timeout error."""
     max_candidates: int = 32
     """Most alternatives a choose_play request may ask for."""
+    player_cache: int = 5_000
+    """Entries per position cache of the heuristic evaluator in each worker process (about
+    1 KB each; the evaluator's own default, 200,000, lets a long-running worker grow to
+    several hundred MB). 0 = the evaluator's default."""
 
 
 @dataclass(frozen=True)
@@ -529,6 +533,7 @@ def _validate(config: Config, locate: _Locator) -> None:
     positive("limits.decision_workers", config.limits.decision_workers, 0)
     positive("limits.decision_timeout", config.limits.decision_timeout, 0.01)
     positive("limits.max_candidates", config.limits.max_candidates)
+    positive("limits.player_cache", config.limits.player_cache, 0)
     check_agent("agents.default", config.agents.default)
     for key in ("requests", "events"):
         endpoint = getattr(config.control, key)

@@ -50,6 +50,13 @@ class AgentCache:
             await _close_quietly(old)
         return agent
 
+    def peek(self, spec: str) -> Agent | None:
+        """The started agent for ``spec`` if there is one (no creation)."""
+        agent = self._agents.get(spec)
+        if agent is not None:
+            self._agents.move_to_end(spec)
+        return agent
+
     async def close(self) -> None:
         while self._agents:
             _, agent = self._agents.popitem()
@@ -63,9 +70,7 @@ async def _close_quietly(agent: Agent) -> None:
         pass
 
 
-async def answer(msg_type: str, content: Mapping[str, Any], agents: AgentCache, *,
-                 default_agent: str, max_candidates: int = 32) -> dict[str, Any]:
-    """The reply content for a decision request; ProtocolError for anything unusable."""
+def _request(msg_type: str, content: Mapping[str, Any]) -> DecisionRequest:
     request = decision_request(msg_type, content)
     if msg_type == "cube_decision_request" and not request.context.may_double():
         text = str(content.get("position", ""))
@@ -74,6 +79,13 @@ async def answer(msg_type: str, content: Mapping[str, Any], agents: AgentCache, 
                             "here (Crawford game, cube owned by the opponent, dead cube, cube "
                             "limit or cubeless rules)",
                             {"field": field, "reason": "no double is possible"})
+    return request
+
+
+async def answer(msg_type: str, content: Mapping[str, Any], agents: AgentCache, *,
+                 default_agent: str, max_candidates: int = 32) -> dict[str, Any]:
+    """The reply content for a decision request; ProtocolError for anything unusable."""
+    request = _request(msg_type, content)
     spec = request.agent or default_agent
     agent = await agents.get(spec)
     try:
@@ -83,6 +95,26 @@ async def answer(msg_type: str, content: Mapping[str, Any], agents: AgentCache, 
     except BgbotError as exc:
         # an engine that cannot answer (gnubg missing, a bad reply): not a daemon bug
         raise ProtocolError(ErrorCode.UNSUPPORTED, f"{spec}: {exc}", {"agent": spec}) from None
+
+
+def answer_now(msg_type: str, content: Mapping[str, Any], agents: AgentCache, *,
+               default_agent: str, max_candidates: int = 32) -> dict[str, Any] | None:
+    """`answer` without an event loop when an in-process player (already in ``agents``)
+    decides: its coroutines never wait, so one step runs the whole decision. None when the
+    agent is an engine or not created yet (then use `answer`)."""
+    request = _request(msg_type, content)
+    spec = request.agent or default_agent
+    agent = agents.peek(spec)
+    if not isinstance(agent, PlayerAgent):
+        return None
+    step = _decide(msg_type, request, agent, spec, max_candidates)
+    try:
+        step.send(None)
+    except StopIteration as done:
+        result: dict[str, Any] = done.value
+        return result
+    step.close()  # pragma: no cover - a PlayerAgent never awaits
+    raise RuntimeError(f"{spec} awaited something; in-process players must not")
 
 
 async def _decide(msg_type: str, request: DecisionRequest, agent: Agent, spec: str,

@@ -262,7 +262,10 @@ class MatchManager:
         pending = self._pending
         for _ in range(min(DRAIN_CHUNK, len(pending))):
             topic, msg = pending.popleft()
-            self._event(topic, msg)
+            try:
+                self._event(topic, msg)
+            except Exception:  # one bad event must not stop the others
+                log.exception("publishing a %s event failed", msg.msg_type)
         if self._paused and len(pending) < RESUME_AT:
             self._paused = False
             for each in self.workers:
@@ -276,7 +279,10 @@ class MatchManager:
         """Publish every queued event now (before a state change that follows them)."""
         while self._pending:
             topic, msg = self._pending.popleft()
-            self._event(topic, msg)
+            try:
+                self._event(topic, msg)
+            except Exception:
+                log.exception("publishing a %s event failed", msg.msg_type)
 
     def _event(self, topic: bytes, msg: Message) -> None:
         self.events += 1

@@ -47,7 +47,7 @@ from .config import (
     load_config,
     load_control_key,
 )
-from .decisions import DECISION_TYPES, AgentCache, answer
+from .decisions import DECISION_TYPES, AgentCache, answer, answer_now
 from .logs import setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
@@ -67,7 +67,7 @@ from .protocol import (
 )
 from .store import MatchSpec, MatchState, Store, StoreError
 from .wire import rules_from_wire, rules_to_wire
-from .workers import DecisionPool, WorkerSettings
+from .workers import DecisionPool, WorkerSettings, limit_player_caches
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger("bgbot.wire")
@@ -215,6 +215,7 @@ def _worker_settings(config: Config) -> WorkerSettings:
         log_format=config.logging.format,
         default_agent=config.agents.default,
         max_candidates=config.limits.max_candidates,
+        player_cache=config.limits.player_cache,
     )
 
 
@@ -246,6 +247,7 @@ class _Counters:
     requests: int = 0
     errors: int = 0
     in_flight: int = 0
+    max_lag: float = 0.0
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
@@ -282,16 +284,17 @@ class Daemon:
     async def run(self) -> int:
         """Serve until stopped; returns the exit status (0 after a clean stop)."""
         loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # a stop during start-up waits for it
+            loop.add_signal_handler(sig, self._on_stop_signal, sig)
         try:
             await self._start()
         except BaseException:
             await self._close()
             raise
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self._on_stop_signal, sig)
         loop.add_signal_handler(signal.SIGHUP, self._on_hup)
         self._start_reading()
         watchdog = loop.create_task(self._watchdog(), name="watchdog")
+        lag = loop.create_task(self._measure_lag(), name="loop-lag")
         self.state = "running"
         self.notifier.ready(self._status_line())
         log.info("serving", extra={"fields": {
@@ -308,7 +311,8 @@ class Daemon:
             log.error("shutdown took longer than %.0f s", self.config.daemon.stop_timeout)
         self._stop_reading()
         watchdog.cancel()
-        await asyncio.gather(watchdog, return_exceptions=True)
+        lag.cancel()
+        await asyncio.gather(watchdog, lag, return_exceptions=True)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         await self._close()
@@ -362,6 +366,7 @@ class Daemon:
                                     logs_dir=config.logs_dir, publish=self._publish,
                                     max_matches=config.limits.max_matches)
         if config.limits.inline_decisions:
+            limit_player_caches(config.limits.player_cache)
             self._inline_agents = AgentCache()
         else:
             self.decisions = DecisionPool(config.decision_workers, settings)
@@ -548,6 +553,9 @@ class Daemon:
         if quick is not None:
             self._answer(ids, msg, quick)
             return
+        if msg.msg_type in DECISION_TYPES and self.decisions is not None:
+            self._decide_in_pool(ids, msg, self.decisions)
+            return
         handler = self._handlers.get(msg.msg_type)
         if handler is None:
             self._send(ids, error_reply(msg, ErrorCode.UNSUPPORTED,
@@ -557,6 +565,31 @@ class Daemon:
         task = asyncio.get_running_loop().create_task(self._handle(ids, msg, handler))
         counters.tasks.add(task)
         task.add_done_callback(counters.tasks.discard)
+
+    def _decide_in_pool(self, ids: list[bytes], msg: Message, pool: DecisionPool) -> None:
+        """Hand a decision to the workers; the reply goes out from the future's callback."""
+        config = self.config
+        try:
+            future = pool.request(msg.msg_type, msg.content, config.agents.default,
+                                  config.limits.decision_timeout)
+        except ProtocolError as exc:
+            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
+            return
+        self.counters.in_flight += 1
+
+        def done(result: asyncio.Future[dict[str, Any]]) -> None:
+            self.counters.in_flight -= 1
+            error = result.exception()
+            if error is None:
+                self._send(ids, new_message(reply_type(msg.msg_type), result.result(), msg))
+            elif isinstance(error, ProtocolError):
+                self._send(ids, error_reply(msg, error.code, error.message, error.details))
+            else:
+                log.error("%s failed: %r", msg.msg_type, error)
+                self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
+                                            f"{type(error).__name__}: see the daemon's log"))
+
+        future.add_done_callback(done)
 
     def _answer(self, ids: list[bytes], msg: Message,
                 quick: Callable[[Daemon, Message], dict[str, Any]]) -> None:
@@ -654,6 +687,7 @@ class Daemon:
         assert matches is not None and store is not None
         done = matches.finished
         pool = self.decisions
+        lag, self.counters.max_lag = self.counters.max_lag, 0.0
         try:
             loadavg = list(os.getloadavg())
         except OSError:
@@ -675,7 +709,8 @@ class Daemon:
                      "match_workers": matches.pids(),
                      "decision_workers": pool.pids() if pool is not None else [],
                      "requests_total": self.counters.requests,
-                     "errors_total": self.counters.errors},
+                     "errors_total": self.counters.errors,
+                     "loop_lag_ms": round(lag * 1000, 2)},
         }
 
     def _match_start(self, msg: Message) -> dict[str, Any]:
@@ -727,12 +762,19 @@ class Daemon:
         if self.decisions is not None:
             return await self.decisions.submit(msg.msg_type, msg.content, config.agents.default,
                                                config.limits.decision_timeout)
-        assert self._inline_agents is not None
-        return await asyncio.wait_for(
-            answer(msg.msg_type, msg.content, self._inline_agents,
-                   default_agent=config.agents.default,
-                   max_candidates=config.limits.max_candidates),
-            config.limits.decision_timeout)
+        agents = self._inline_agents
+        assert agents is not None
+        quick = answer_now(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
+                           max_candidates=config.limits.max_candidates)
+        if quick is not None:
+            return quick
+        try:
+            return await asyncio.wait_for(
+                answer(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
+                       max_candidates=config.limits.max_candidates),
+                config.limits.decision_timeout)
+        except asyncio.TimeoutError:
+            raise ProtocolError(ErrorCode.TIMEOUT, "the decision took too long") from None
 
     async def _match_get(self, msg: Message) -> dict[str, Any]:
         matches, store = self.matches, self.store
@@ -858,28 +900,34 @@ class Daemon:
                 raise ProtocolError(ErrorCode.BAD_VALUE, str(exc), {
                     "field": exc.key or "config", "reason": exc.reason,
                     "file": exc.file or "", "line": exc.line or 0}) from None
-            old_values, new_values = _flatten(self.config), _flatten(new)
+            old = self.config
+            old_values, new_values = _flatten(old), _flatten(new)
             changed = sorted(k for k in new_values if new_values[k] != old_values.get(k))
             live = [k for k in changed if k in LIVE_KEYS]
             restart = [k for k in changed if k not in LIVE_KEYS]
-            old_config, self.config = self.config, new
-            if "logging.level" in live or "logging.format" in live:
-                setup_logging(new.logging.level, new.logging.format)
-            if self.matches is not None:
-                self.matches.max_matches = new.limits.max_matches
+            # the running configuration takes the live keys only; the rest waits for a restart
+            self.config = replace(
+                old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
+                limits=replace(old.limits, max_matches=new.limits.max_matches,
+                               decision_timeout=new.limits.decision_timeout,
+                               max_candidates=new.limits.max_candidates),
+                control=replace(old.control, key_file=new.control.key_file),
+                source=new.source, origins=new.origins)
             old_key = self._key.reveal()
             try:
-                self._load_key(create=False)
+                self._load_key(create=False)  # first: a bad key file changes nothing
             except ConfigError as exc:
-                self.config = replace(new, control=old_config.control)
+                self.config = old
                 raise ProtocolError(ErrorCode.BAD_VALUE, str(exc), {
                     "field": exc.key, "reason": exc.reason}) from None
             if self._key.reveal() != old_key and "control.key_file" not in live:
                 live.append("control.key_file")
+            if "logging.level" in live or "logging.format" in live:
+                setup_logging(new.logging.level, new.logging.format)
+            if self.matches is not None:
+                self.matches.max_matches = new.limits.max_matches
             if "gnubg_player" in changed:
-                await self._reconfigure_frontends(old_config, new)
-            self.config = replace(new, daemon=old_config.daemon, store=old_config.store) \
-                if restart else new
+                await self._reconfigure_frontends(old, new)
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}
         finally:
@@ -928,6 +976,17 @@ class Daemon:
                 self.notifier.status(self._status_line())
                 last_status = now
             await asyncio.sleep(step)
+
+    async def _measure_lag(self) -> None:
+        """How late the loop wakes a 20 ms timer: the longest lag since the last status
+        request (a busy loop, or a process starved of CPU, shows here)."""
+        step = 0.02
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(step)
+            lag = time.monotonic() - before - step
+            if lag > self.counters.max_lag:
+                self.counters.max_lag = lag
 
     _handlers: dict[str, Callable[[Daemon, Message], Awaitable[dict[str, Any]]]] = {}
     _quick: dict[str, Callable[[Daemon, Message], dict[str, Any]]] = {}

@@ -37,6 +37,8 @@ from .protocol import ErrorCode, ProtocolError
 log = logging.getLogger(__name__)
 
 _CTX = multiprocessing.get_context("spawn")
+MAX_FAILED_STARTS = 3
+"""Workers that die before they are ready, in a row, before the daemon stops replacing them."""
 READ_BATCH = 8
 """Messages read from one worker's pipe per event-loop turn."""
 Connection = multiprocessing.connection.Connection
@@ -52,6 +54,8 @@ class WorkerSettings:
     log_format: str = "text"
     default_agent: str = "heuristic"
     max_candidates: int = 32
+    player_cache: int = 5_000
+    """HeuristicEvaluator.CACHE_LIMIT in the worker (0 = leave the evaluator's default)."""
     nice: int = 5
     """Match workers lower their priority by this much, so the daemon's loop comes first."""
 
@@ -71,6 +75,14 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
+def limit_player_caches(entries: int) -> None:
+    """Bound the heuristic evaluator's position caches in this process (0: its default)."""
+    if entries > 0:
+        from ..players.evaluator import HeuristicEvaluator
+
+        HeuristicEvaluator.CACHE_LIMIT = entries
+
+
 def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
@@ -78,6 +90,7 @@ def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice:
     from .logs import setup_logging
 
     setup_logging(settings.log_level, settings.log_format, process=f"{role}-{index}")
+    limit_player_caches(settings.player_cache)
     if nice:
         try:
             os.nice(nice)
@@ -154,7 +167,7 @@ def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
                          parent: int) -> None:
     """Entry point of a decision worker: answer requests one at a time until told to stop."""
     _prepare(settings, "decision-worker", index, parent, 0)
-    from .decisions import AgentCache, answer
+    from .decisions import AgentCache, answer, answer_now
 
     loop = asyncio.new_event_loop()
     agents = AgentCache()
@@ -173,9 +186,12 @@ def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
                 break
             req_id, msg_type, content, default_agent = request
             try:
-                result = loop.run_until_complete(answer(
-                    msg_type, content, agents, default_agent=default_agent,
-                    max_candidates=settings.max_candidates))
+                result = answer_now(msg_type, content, agents, default_agent=default_agent,
+                                    max_candidates=settings.max_candidates)
+                if result is None:
+                    result = loop.run_until_complete(answer(
+                        msg_type, content, agents, default_agent=default_agent,
+                        max_candidates=settings.max_candidates))
                 reply: tuple[Any, ...] = (req_id, True, result)
             except ProtocolError as exc:
                 reply = (req_id, False, (exc.code.value, exc.message, exc.details))
@@ -295,39 +311,52 @@ class Worker:
         self.process.join(1.0)
 
 
-class DecisionPool:
-    """Decision workers, started on first use; one request per worker at a time."""
+@dataclass
+class _Job:
+    """A decision request waiting for, or running in, a decision worker."""
 
-    def __init__(self, size: int, settings: WorkerSettings) -> None:
+    id: int
+    msg_type: str
+    content: dict[str, Any]
+    default_agent: str
+    future: asyncio.Future[dict[str, Any]]
+    timer: asyncio.TimerHandle | None = None
+    worker: Worker | None = None
+
+
+class DecisionPool:
+    """Decision workers, started on first use; one request per worker at a time, the others
+    queued (``busy`` beyond ``max_queue``); each request has its own deadline."""
+
+    def __init__(self, size: int, settings: WorkerSettings, *, max_queue: int = 10_000) -> None:
         self.size = size
         self.settings = settings
+        self.max_queue = max_queue
         self.workers: list[Worker] = []
         self._idle: deque[Worker] = deque()
-        self._waiting: deque[asyncio.Future[Worker]] = deque()
-        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], Worker]] = {}
+        self._queue: deque[_Job] = deque()
+        self._running: dict[int, _Job] = {}
         self._ids = itertools.count(1)
-        self._starting: asyncio.Task[None] | None = None
+        self._started = False
         self._closed = False
+        self._failed_starts = 0
 
     @property
     def busy(self) -> int:
-        return len(self._pending)
+        return len(self._running)
 
     @property
     def queued(self) -> int:
-        return sum(1 for w in self._waiting if not w.done())
+        return sum(1 for job in self._queue if not job.future.done())
 
     def pids(self) -> list[int]:
         return [w.pid for w in self.workers if w.pid is not None and not w.exited]
 
-    async def _ensure_started(self) -> None:
-        if self._starting is None:
-            self._starting = asyncio.get_running_loop().create_task(self._start_all())
-        await asyncio.shield(self._starting)
-
-    async def _start_all(self) -> None:
-        for index in range(1, self.size + 1):
-            self._spawn(index)
+    def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            for index in range(1, self.size + 1):
+                self._spawn(index)
 
     def _spawn(self, index: int) -> None:
         worker = Worker("decision-worker", index, decision_worker_main, self.settings,
@@ -336,102 +365,119 @@ class DecisionPool:
 
         def became_ready(future: asyncio.Future[Any]) -> None:
             if not future.cancelled() and future.exception() is None:
-                self._release(worker)
+                self._failed_starts = 0
+                self._idle.append(worker)
+                self._dispatch()
 
         worker.ready.add_done_callback(became_ready)
 
     async def start(self) -> None:
         """Start the workers now and wait until they are ready."""
-        await self._ensure_started()
+        self._start()
         await asyncio.gather(*(w.ready for w in self.workers), return_exceptions=True)
+
+    def request(self, msg_type: str, content: dict[str, Any], default_agent: str,
+                timeout: float) -> asyncio.Future[dict[str, Any]]:
+        """A future for the reply content; it fails with a ProtocolError (``timeout`` after
+        ``timeout`` seconds, ``busy`` when too much is queued, ``shutting_down``)."""
+        if self._closed:
+            raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
+        if len(self._queue) >= self.max_queue:
+            raise ProtocolError(ErrorCode.BUSY, f"{len(self._queue)} decisions are queued; try "
+                                "again later", {"queued": len(self._queue)})
+        self._start()
+        loop = asyncio.get_running_loop()
+        job = _Job(next(self._ids), msg_type, content, default_agent, loop.create_future())
+        job.timer = loop.call_later(timeout, self._expire, job)
+        self._queue.append(job)
+        self._dispatch()
+        return job.future
 
     async def submit(self, msg_type: str, content: dict[str, Any], default_agent: str,
                      timeout: float) -> dict[str, Any]:
-        """Answer one decision request; ProtocolError TIMEOUT after ``timeout`` seconds."""
-        if self._closed:
-            raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
-        await self._ensure_started()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        worker = await self._acquire(timeout)
-        req_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
-        self._pending[req_id] = (future, worker)
-        if not worker.send((req_id, msg_type, content, default_agent)):
-            self._pending.pop(req_id, None)
-            raise ProtocolError(ErrorCode.INTERNAL, "a decision worker died; try again")
-        timer = loop.call_at(deadline, self._expire, req_id)
-        try:
-            return await future
-        finally:
-            timer.cancel()
+        return await self.request(msg_type, content, default_agent, timeout)
 
-    async def _acquire(self, timeout: float) -> Worker:
-        while self._idle:
+    def _dispatch(self) -> None:
+        while self._queue and self._idle:
+            job = self._queue.popleft()
+            if job.future.done():  # expired while queued
+                continue
             worker = self._idle.popleft()
-            if not worker.exited:
-                return worker
-        waiter: asyncio.Future[Worker] = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
-        try:
-            return await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
-            raise ProtocolError(ErrorCode.BUSY, "every decision worker is busy; try again later",
-                                {"workers": self.size}) from None
+            if worker.exited:
+                self._queue.appendleft(job)
+                continue
+            job.worker = worker
+            self._running[job.id] = job
+            if not worker.send((job.id, job.msg_type, job.content, job.default_agent)):
+                self._running.pop(job.id, None)
+                self._fail(job, ProtocolError(ErrorCode.INTERNAL,
+                                              "a decision worker died; try again"))
 
-    def _release(self, worker: Worker) -> None:
-        if worker.exited or self._closed:
-            return
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(worker)
-                return
-        self._idle.append(worker)
+    @staticmethod
+    def _fail(job: _Job, error: ProtocolError) -> None:
+        if job.timer is not None:
+            job.timer.cancel()
+        if not job.future.done():
+            job.future.set_exception(error)
 
     def _on_message(self, worker: Worker, message: Any) -> None:
-        req_id, ok, payload = message
-        entry = self._pending.pop(req_id, None)
-        if entry is not None:
-            future = entry[0]
-            if not future.done():
+        job_id, ok, payload = message
+        job = self._running.pop(job_id, None)
+        if job is not None:
+            if job.timer is not None:
+                job.timer.cancel()
+            if not job.future.done():
                 if ok:
-                    future.set_result(payload)
+                    job.future.set_result(payload)
                 else:
                     code, text, details = payload
-                    future.set_exception(ProtocolError(ErrorCode(code), text, details))
-        self._release(worker)
+                    job.future.set_exception(ProtocolError(ErrorCode(code), text, details))
+        if not worker.exited and not self._closed:
+            self._idle.append(worker)
+            self._dispatch()
 
-    def _expire(self, req_id: int) -> None:
-        entry = self._pending.pop(req_id, None)
-        if entry is None:
+    def _expire(self, job: _Job) -> None:
+        if job.future.done():
             return
-        future, worker = entry
-        if not future.done():
-            future.set_exception(ProtocolError(ErrorCode.TIMEOUT,
-                                               "the decision took too long; its worker is "
-                                               "restarted"))
-        log.warning("decision worker %d timed out; restarting it", worker.index)
-        worker.kill()
-        worker._gone()
+        if job.worker is None:
+            job.future.set_exception(ProtocolError(
+                ErrorCode.TIMEOUT, "no decision worker was free in time; try again",
+                {"queued": len(self._queue)}))
+            return
+        self._running.pop(job.id, None)
+        job.future.set_exception(ProtocolError(ErrorCode.TIMEOUT, "the decision took too "
+                                               "long; its worker is restarted"))
+        log.warning("decision worker %d timed out; restarting it", job.worker.index)
+        job.worker.kill()
+        job.worker._gone()
 
     def _on_exit(self, worker: Worker) -> None:
-        for req_id, (future, owner) in list(self._pending.items()):
-            if owner is worker:
-                self._pending.pop(req_id, None)
-                if not future.done():
-                    future.set_exception(ProtocolError(ErrorCode.INTERNAL,
-                                                       "a decision worker died; try again"))
+        for job_id, job in list(self._running.items()):
+            if job.worker is worker:
+                self._running.pop(job_id, None)
+                self._fail(job, ProtocolError(ErrorCode.INTERNAL,
+                                              "a decision worker died; try again"))
         if worker in self.workers:
             self.workers.remove(worker)
-        if not self._closed:
-            log.warning("decision worker %d exited; starting another", worker.index)
-            self._spawn(worker.index)
+        if self._closed:
+            return
+        if not worker.ready.done() or worker.ready.exception() is not None:
+            self._failed_starts += 1
+        if self._failed_starts >= MAX_FAILED_STARTS:
+            log.error("decision workers die as they start; not starting more (see above)")
+            if not self.workers:
+                for job in list(self._queue):
+                    self._fail(job, ProtocolError(ErrorCode.INTERNAL,
+                                                  "the decision workers cannot start"))
+                self._queue.clear()
+            return
+        log.warning("decision worker %d exited; starting another", worker.index)
+        self._spawn(worker.index)
 
     async def close(self, timeout: float = 5.0) -> None:
         self._closed = True
-        for waiter in self._waiting:
-            if not waiter.done():
-                waiter.cancel()
+        for job in list(self._queue) + list(self._running.values()):
+            self._fail(job, ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping"))
+        self._queue.clear()
         await asyncio.gather(*(w.stop(None, timeout) for w in list(self.workers)),
                              return_exceptions=True)

@@ -5,7 +5,8 @@ Phases (heuristic-player.md §2.8):
 * **bear-off**: both sides entirely in their home boards: the exact one-sided bear-off database
   (`bgbot.players.bearoff`), when it is installed and the position fits;
 * **race** (no contact): a normal approximation on effective pip counts for the win
-  (§5.3, the Kleinman/EPC model) and the same model on "rolls to get a first chequer off"
+  (§5.3, the Kleinman/EPC model, with its spread refitted on self-play outcomes: the textbook
+  1.5 was under-confident, 0.25 predicted where 0.13 happened) and the same model on "rolls to get a first chequer off"
   against "rolls to finish" for gammons and backgammons;
 * **contact**: five logistic heads, linear in the features of `features.py`, with weights from
   ``heuristic_weights.json`` (tuned by ``tools/train_heuristic.py``) or, failing that, the
@@ -134,7 +135,10 @@ def load_weights(path: Path | None = None) -> dict[str, list[float]]:
     """
     if path is not None:
         data = json.loads(path.read_text())
-        return _by_name(data["features"], data["contact"])
+        out = _by_name(data["features"], data["contact"])
+        if "race_spread" in data:
+            out[RACE_SPREAD_KEY] = [float(data["race_spread"])]
+        return out
     try:
         from . import heuristic_weights as tuned  # type: ignore[attr-defined, unused-ignore]
     except ImportError:
@@ -143,6 +147,24 @@ def load_weights(path: Path | None = None) -> dict[str, list[float]]:
     return _by_name(module.FEATURES, module.CONTACT)
 
 
+def load_race_spread(path: Path | None = None) -> float:
+    """The race model's spread (see `race_probabilities`): from the weights JSON ``path``
+    (key "race_spread") or the tuned module, else `RACE_SPREAD`."""
+    if path is not None:
+        return float(json.loads(path.read_text()).get("race_spread", RACE_SPREAD))
+    try:
+        from . import heuristic_weights as tuned  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return RACE_SPREAD
+    module: Any = tuned
+    return float(getattr(module, "RACE_SPREAD", RACE_SPREAD))
+
+
+RACE_SPREAD = 1.5
+RACE_SPREAD_KEY = "race_spread"
+"""`load_weights` of a JSON file puts its race spread under this key, as a 1-element list."""
+"""Default spread s of the race model P(win) = Φ((lead + 4) / (s √(pip sum))) (§5.3);
+``tools/train_heuristic.py --calibrate`` refits it on self-play outcomes."""
 _NORMAL_SCALE = 1.0 / math.sqrt(2.0)
 PIPS_PER_ROLL = 49.0 / 6.0
 ROLL_VARIANCE_PER_PIP = 0.0339
@@ -193,18 +215,23 @@ def _lag_probability(loser_pips: float, loser_extra: float, winner_epc: float,
     return _phi((mean - threshold) / math.sqrt(var))
 
 
+def race_probit(my_epc: float, other_epc: float) -> float:
+    """(lead + 4) / √(pip sum) on effective pips, for the player on roll (§5.3)."""
+    return (other_epc - my_epc + 4.0) / math.sqrt(max(my_epc + other_epc, 1.0))
+
+
 def race_probabilities(position: Position, database: BearoffDatabase | None = None,
-                       epc: Callable[[tuple[int, ...]], float] | None = None) -> Probabilities:
+                       epc: Callable[[tuple[int, ...]], float] | None = None,
+                       spread: float = RACE_SPREAD) -> Probabilities:
     """Cubeless chances in a race (no contact) for the player on roll, from formulas
-    (effective pip counts from ``database`` when given; ``epc`` may supply them cached)."""
+    (effective pip counts from ``database`` when given; ``epc`` may supply them cached):
+    P(win) = Φ(`race_probit` / ``spread``)."""
     me, other = position.mover, position.opponent
     if epc is None:
         my_epc, other_epc = effective_pips(me, database), effective_pips(other, database)
     else:
         my_epc, other_epc = epc(me), epc(other)
-    total = my_epc + other_epc
-    lead = other_epc - my_epc
-    win = _phi((lead + 4.0) / (1.5 * math.sqrt(max(total, 1.0))))
+    win = _phi(race_probit(my_epc, other_epc) / spread)
     win_g = win_bg = lose_g = lose_bg = 0.0
     if sum(other) == 15:
         win_g = _lag_probability(_rolls_beyond(other, 6), 1.0, my_epc, False)
@@ -271,8 +298,13 @@ class HeuristicEvaluator:
     CACHE_LIMIT = 200_000
 
     def __init__(self, weights: dict[str, list[float]] | None = None,
-                 use_bearoff: bool = True) -> None:
+                 use_bearoff: bool = True, race_spread: float | None = None) -> None:
         self.weights = weights if weights is not None else load_weights()
+        if race_spread is None:
+            given = self.weights.get(RACE_SPREAD_KEY)
+            race_spread = given[0] if given else (
+                load_race_spread() if weights is None else RACE_SPREAD)
+        self.race_spread = race_spread
         self._use_bearoff = use_bearoff
         self._bearoff: BearoffDatabase | None = None
         self._bearoff_loaded = False
@@ -408,7 +440,15 @@ class HeuristicEvaluator:
             exact = database.probabilities(position)
             if exact is not None:
                 return exact
-        return race_probabilities(position, database, self._effective_pips)
+        return race_probabilities(position, database, self._effective_pips, self.race_spread)
+
+    def race_probit(self, position: Position) -> float:
+        """`race_probit` of a race with this evaluator's effective pips (for calibration)."""
+        if not self._bearoff_loaded:
+            self._bearoff = _load_bearoff() if self._use_bearoff else None
+            self._bearoff_loaded = True
+        return race_probit(self._effective_pips(position.mover),
+                           self._effective_pips(position.opponent))
 
     def _effective_pips(self, side: tuple[int, ...]) -> float:
         """`effective_pips` with this evaluator's database, cached per side."""

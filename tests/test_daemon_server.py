@@ -431,17 +431,26 @@ def _host_many(daemon: Daemon, count: int, length: int) -> tuple[list[str], list
     return ids, latencies
 
 
-def _check_hosted(daemon: Daemon, ids: list[str], latencies: list[float]) -> None:
+def _check_hosted(daemon: Daemon, ids: list[str], latencies: list[float], *,
+                  strict: bool) -> None:
+    """Every match finished with its .mat file; status answered within 50 ms: every time
+    (``strict``), or 95% of the time and at a median below 10 ms (the normal suite, which
+    must not fail because another process on the machine took the CPU for a moment)."""
     client = daemon.client()
     for match_id in ids:
         got = client.match_get(match_id)
         assert got["match"]["state"] == "finished", got
         assert Path(got["match"]["mat_path"]).exists()
-    assert latencies, "the matches ended before status was asked"
-    worst = max(latencies)
-    assert worst < 0.050, f"status took {worst * 1000:.1f} ms (median " \
-                          f"{statistics.median(latencies) * 1000:.1f} ms; loop lag max " \
-                          f"{max(LAGS):.1f} ms)"
+    assert len(latencies) >= 5, "the matches ended before status was asked"
+    ordered = sorted(latencies)
+    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    summary = (f"status: median {statistics.median(ordered) * 1000:.1f} ms, p95 "
+               f"{p95 * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms over {len(ordered)} "
+               f"requests; the daemon's loop lag max {max(LAGS):.1f} ms")
+    if strict:
+        assert ordered[-1] < 0.050, summary
+    else:
+        assert p95 < 0.050 and statistics.median(ordered) < 0.010, summary
 
 
 def test_ten_concurrent_matches_complete_and_status_stays_fast(dirs: DaemonDirs) -> None:
@@ -449,7 +458,7 @@ def test_ten_concurrent_matches_complete_and_status_stays_fast(dirs: DaemonDirs)
     daemon = start_daemon(dirs)
     try:
         ids, latencies = _host_many(daemon, 10, 3)
-        _check_hosted(daemon, ids, latencies)
+        _check_hosted(daemon, ids, latencies, strict=False)
     finally:
         assert daemon.stop() == 0
 
@@ -460,7 +469,7 @@ def test_a_hundred_concurrent_matches_complete_and_status_stays_fast(dirs: Daemo
     daemon = start_daemon(dirs)
     try:
         ids, latencies = _host_many(daemon, 100, 7)
-        _check_hosted(daemon, ids, latencies)
+        _check_hosted(daemon, ids, latencies, strict=True)
     finally:
         assert daemon.stop() == 0
 

@@ -254,8 +254,9 @@ class MatchHost:
         hosted = self.matches.get(match_id)
         return None if hosted is None else hosted.mat_text()
 
-    def snapshot(self, match_id: str) -> dict[str, Any] | None:
-        """The live state of a match here: game number, GNU BG ID, Crawford flag, .mat text."""
+    def snapshot(self, match_id: str, mat: bool = True) -> dict[str, Any] | None:
+        """The live state of a match here: game number, GNU BG ID, Crawford flag and, with
+        ``mat``, the .mat text so far."""
         hosted = self.matches.get(match_id)
         if hosted is None:
             return None
@@ -264,7 +265,7 @@ class MatchHost:
             "game": len(hosted.record.games) + (1 if game is not None else 0),
             "position": None if game is None or game.is_over else game_gnubgid(game),
             "crawford": bool(game is not None and game.crawford),
-            "mat": hosted.mat_text(),
+            "mat": hosted.mat_text() if mat else None,
         }
 
     # ----------------------------------------------------------------- one match

@@ -182,15 +182,17 @@ class MatchManager:
         assert found is not None
         return found
 
-    async def snapshot(self, match_id: str, timeout: float = 5.0) -> dict[str, Any] | None:
-        """The live game number, GNU BG ID, Crawford flag and .mat text of a playing match."""
+    async def snapshot(self, match_id: str, *, mat: bool = False,
+                       timeout: float = 5.0) -> dict[str, Any] | None:
+        """The live game number, GNU BG ID, Crawford flag (and with ``mat`` the .mat text) of
+        a playing match; None when it is not being played."""
         live = self.live.get(match_id)
         if live is None or live.worker is None or live.worker.exited:
             return None
         req = next(self._ids)
         future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
         self._snapshots[req] = future
-        live.worker.send(("snapshot", req, match_id))
+        live.worker.send(("snapshot", req, match_id, mat))
         try:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:

@@ -784,7 +784,7 @@ class Daemon:
         if row is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id}",
                                 {"match_id": match_id})
-        snapshot = await matches.snapshot(match_id)
+        snapshot = await matches.snapshot(match_id, mat=bool(msg.content.get("mat")))
         row = store.get_match(match_id) or row
         summary = matches.summary(row)
         reply: dict[str, Any] = {

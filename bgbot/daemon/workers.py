@@ -22,12 +22,14 @@ import ctypes
 import ctypes.util
 import itertools
 import logging
-import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
+from pathlib import Path
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -36,9 +38,10 @@ from .protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
 
-_CTX = multiprocessing.get_context("spawn")
 MAX_FAILED_STARTS = 3
 """Workers that die before they are ready, in a row, before the daemon stops replacing them."""
+PIPELINE_DEPTH = 4
+"""Decision jobs sent ahead to one decision worker."""
 READ_BATCH = 8
 """Messages read from one worker's pipe per event-loop turn."""
 Connection = multiprocessing.connection.Connection
@@ -144,7 +147,7 @@ async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
                     if not host.stop(command[1], "abort"):
                         send(("not_here", command[1]))
                 elif kind == "snapshot":
-                    send(("snapshot", command[1], host.snapshot(command[2])))
+                    send(("snapshot", command[1], host.snapshot(command[2], command[3])))
                 elif kind == "stop" and not finished.done():
                     finished.set_result("stop")
         except (EOFError, OSError):
@@ -213,8 +216,42 @@ def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
 # ============================================================================ in the daemon
 
 
+ROLES: dict[str, Callable[[Connection, WorkerSettings, int, int], None]] = {
+    "match-worker": match_worker_main,
+    "decision-worker": decision_worker_main,
+}
+
+
+def _child_environment() -> dict[str, str]:
+    """The daemon's environment, with this bgbot first on the path (the worker must import the
+    same code as the daemon, whatever the working directory)."""
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+_ENTRY = "import sys; from bgbot.daemon.workers import worker_main; sys.exit(worker_main(sys.argv[1:]))"
+
+
+def worker_main(argv: list[str]) -> int:
+    """A worker process: ``python -c _ENTRY ROLE INDEX FD PARENT``; the daemon sends its
+    settings first, over the socket FD."""
+    role, index, fd, parent = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    conn = Connection(fd)
+    try:
+        settings = conn.recv()
+    except (EOFError, OSError):
+        return 0
+    ROLES[role](conn, settings, index, parent)
+    return 0
+
+
 class Worker:
-    """One worker process as the daemon sees it: a pipe, a reader on the loop, a pid."""
+    """One worker process as the daemon sees it: a socket pair, a reader on the loop, a pid.
+
+    Workers are plain subprocesses (`worker_main`), not multiprocessing ones: no
+    resource-tracker process, no re-import of the daemon's main module."""
 
     def __init__(self, role: str, index: int, target: Callable[..., None],
                  settings: WorkerSettings, on_message: Callable[[Worker, Any], None],
@@ -225,15 +262,22 @@ class Worker:
         self.on_exit = on_exit
         self.ready = asyncio.get_running_loop().create_future()
         self.matches: set[str] = set()
+        self.jobs: deque[int] = deque()
+        """Decision jobs sent and not answered yet, oldest (the one being computed) first."""
         self.exited = False
         self._loop = asyncio.get_running_loop()
-        parent, child = _CTX.Pipe(duplex=True)
-        self.conn = parent
-        self.process = _CTX.Process(target=target, args=(child, settings, index, os.getpid()),
-                                    name=f"bgbot-{role}-{index}", daemon=True)
-        self.process.start()
-        child.close()
-        self._loop.add_reader(parent.fileno(), self._readable)
+        del target  # the role names the entry point (ROLES)
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _ENTRY, role, str(index), str(theirs.fileno()),
+                 str(os.getpid())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_child_environment())
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.conn.send(settings)
+        self._loop.add_reader(self.conn.fileno(), self._readable)
 
     @property
     def pid(self) -> int | None:
@@ -277,6 +321,7 @@ class Worker:
         if self.exited:
             return
         self.exited = True
+        self.process.poll()  # reap it if it has exited
         try:
             self._loop.remove_reader(self.conn.fileno())
         except (ValueError, OSError):
@@ -290,13 +335,13 @@ class Worker:
         """Ask the worker to stop with ``message``; kill it after ``timeout`` seconds."""
         self.send(message)
         deadline = time.monotonic() + timeout
-        while self.process.is_alive() and time.monotonic() < deadline:
+        while self.process.poll() is None and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
             self._readable_quietly()
-        if self.process.is_alive():
+        if self.process.poll() is None:
             log.warning("%s %d did not stop in %.1f s; killing it", self.role, self.index, timeout)
             self.process.kill()
-        self.process.join(1.0)
+        self._wait(1.0)
         self._readable_quietly()
         self._gone()
         self.conn.close()
@@ -306,9 +351,15 @@ class Worker:
             self._readable()
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.process.poll() is None:
             self.process.kill()
-        self.process.join(1.0)
+        self._wait(1.0)
+
+    def _wait(self, timeout: float) -> None:
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("%s %d (pid %d) does not exit", self.role, self.index, self.process.pid)
 
 
 @dataclass
@@ -333,7 +384,7 @@ class DecisionPool:
         self.settings = settings
         self.max_queue = max_queue
         self.workers: list[Worker] = []
-        self._idle: deque[Worker] = deque()
+        self._ready: list[Worker] = []
         self._queue: deque[_Job] = deque()
         self._running: dict[int, _Job] = {}
         self._ids = itertools.count(1)
@@ -366,7 +417,7 @@ class DecisionPool:
         def became_ready(future: asyncio.Future[Any]) -> None:
             if not future.cancelled() and future.exception() is None:
                 self._failed_starts = 0
-                self._idle.append(worker)
+                self._ready.append(worker)
                 self._dispatch()
 
         worker.ready.add_done_callback(became_ready)
@@ -398,16 +449,19 @@ class DecisionPool:
         return await self.request(msg_type, content, default_agent, timeout)
 
     def _dispatch(self) -> None:
-        while self._queue and self._idle:
+        """Send queued jobs to the least loaded workers, up to PIPELINE_DEPTH each: a worker
+        finds its next job waiting when it finishes one (no wake-up round trip)."""
+        while self._queue:
+            candidates = [w for w in self._ready if not w.exited and len(w.jobs) < PIPELINE_DEPTH]
+            if not candidates:
+                return
             job = self._queue.popleft()
             if job.future.done():  # expired while queued
                 continue
-            worker = self._idle.popleft()
-            if worker.exited:
-                self._queue.appendleft(job)
-                continue
+            worker = min(candidates, key=lambda w: len(w.jobs))
             job.worker = worker
             self._running[job.id] = job
+            worker.jobs.append(job.id)
             if not worker.send((job.id, job.msg_type, job.content, job.default_agent)):
                 self._running.pop(job.id, None)
                 self._fail(job, ProtocolError(ErrorCode.INTERNAL,
@@ -422,6 +476,8 @@ class DecisionPool:
 
     def _on_message(self, worker: Worker, message: Any) -> None:
         job_id, ok, payload = message
+        if job_id in worker.jobs:
+            worker.jobs.remove(job_id)
         job = self._running.pop(job_id, None)
         if job is not None:
             if job.timer is not None:
@@ -432,8 +488,7 @@ class DecisionPool:
                 else:
                     code, text, details = payload
                     job.future.set_exception(ProtocolError(ErrorCode(code), text, details))
-        if not worker.exited and not self._closed:
-            self._idle.append(worker)
+        if not self._closed:
             self._dispatch()
 
     def _expire(self, job: _Job) -> None:
@@ -445,11 +500,16 @@ class DecisionPool:
                 {"queued": len(self._queue)}))
             return
         self._running.pop(job.id, None)
+        worker = job.worker
+        if worker.jobs and worker.jobs[0] != job.id:  # still waiting behind another job
+            job.future.set_exception(ProtocolError(
+                ErrorCode.TIMEOUT, "the decision waited too long behind others; try again"))
+            return
         job.future.set_exception(ProtocolError(ErrorCode.TIMEOUT, "the decision took too "
                                                "long; its worker is restarted"))
-        log.warning("decision worker %d timed out; restarting it", job.worker.index)
-        job.worker.kill()
-        job.worker._gone()
+        log.warning("decision worker %d timed out; restarting it", worker.index)
+        worker.kill()
+        worker._gone()
 
     def _on_exit(self, worker: Worker) -> None:
         for job_id, job in list(self._running.items()):
@@ -459,6 +519,9 @@ class DecisionPool:
                                               "a decision worker died; try again"))
         if worker in self.workers:
             self.workers.remove(worker)
+        if worker in self._ready:
+            self._ready.remove(worker)
+        worker.jobs.clear()
         if self._closed:
             return
         if not worker.ready.done() or worker.ready.exception() is not None:
@@ -481,3 +544,4 @@ class DecisionPool:
         self._queue.clear()
         await asyncio.gather(*(w.stop(None, timeout) for w in list(self.workers)),
                              return_exceptions=True)
+

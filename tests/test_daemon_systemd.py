@@ -61,3 +61,7 @@ def test_units_keep_the_settings_the_daemon_relies_on(name: str) -> None:
     assert lines["ExecReload"] == "/bin/kill -HUP $MAINPID"
     assert lines["KillMode"] == "mixed"
     assert "serve --config" in lines["ExecStart"]
+    from bgbot.daemon.config import DaemonConfig
+
+    # the daemon parks its matches before systemd gives up and kills it
+    assert DaemonConfig().stop_timeout < int(lines["TimeoutStopSec"])

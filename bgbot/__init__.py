@@ -1,13 +1,30 @@
-"""bgbot: a GNU Backgammon-compatible backgammon bot (rules core, player, adapters)."""
+"""bgbot: a GNU Backgammon-compatible backgammon bot (rules core, player, adapters).
 
-from .core import FormatError, IllegalAction, InvalidPosition, Play, Position, Rules, Step
+The names below are the public API that tools and tests rely on (DESIGN §7).
+"""
+
+from .core import (
+    FormatError,
+    Game,
+    GameOutcome,
+    IllegalAction,
+    InvalidPosition,
+    Match,
+    Play,
+    Position,
+    Rules,
+    Step,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "FormatError",
+    "Game",
+    "GameOutcome",
     "IllegalAction",
     "InvalidPosition",
+    "Match",
     "Play",
     "Position",
     "Rules",

@@ -337,3 +337,17 @@ def test_apply_rejects_a_step_without_a_chequer() -> None:
 def test_bad_dice_are_rejected(dice: tuple[int, ...]) -> None:
     with pytest.raises(IllegalAction, match="dice|two dice"):
         Position.initial().legal_plays(dice)
+
+
+def test_the_public_api_of_design_section_7() -> None:
+    from bgbot import Game, Match, Play, Position, Rules
+
+    pos = Position.from_position_id("4HPwATDgc/ABMA")
+    assert pos.position_id() == "4HPwATDgc/ABMA"
+    plays = pos.legal_plays((3, 1))
+    after = pos.apply(plays[0])
+    assert after.position_id() != pos.position_id()
+    assert Play.parse("8/5 6/5", pos, (3, 1)) in plays
+    assert str(Play.parse("8/5 6/5", pos, (3, 1))) == "8/5 6/5"
+    assert Match(7, Rules()).new_game().phase.value == "opening"
+    assert isinstance(Game(), Game)

@@ -33,7 +33,7 @@ def _uncommented(text: str) -> str:
 def _keys(obj: object, prefix: str = "") -> set[str]:
     out: set[str] = set()
     for item in dataclasses.fields(obj):  # type: ignore[arg-type]
-        if item.metadata.get("internal") or item.name == "gnubg_player":
+        if item.metadata.get("internal") or item.name in ("gnubg_player", "accounts"):
             continue
         value = getattr(obj, item.name)
         if dataclasses.is_dataclass(value):
@@ -63,6 +63,33 @@ def test_the_template_documents_every_gnubg_player_key() -> None:
     assert "[[fibs.accounts]]" in text
 
 
+def test_the_template_documents_every_server_account_key() -> None:
+    from bgbot.daemon.config import ServerAccountConfig
+
+    text = TEMPLATE.read_text()
+    for item in dataclasses.fields(ServerAccountConfig):
+        assert re.search(rf"^#\s+{item.name} = ", text, flags=re.M), item.name
+    assert "[[bgammon.accounts]]" in text
+
+
+def test_server_accounts_load_and_errors_name_the_account_key() -> None:
+    config = parse_config('[[fibs.accounts]]\nuser = "bgbot"\nhost = "127.0.0.1"\n'
+                          'port = 4321\nblock = ["spam"]\ninvite = ["alice:5"]\n'
+                          '[[bgammon.accounts]]\nuser = "BOT_bgbot"\n', environ={})
+    assert config.fibs.accounts[0].block == ("spam",)
+    assert config.bgammon.accounts[0].user == "BOT_bgbot"
+    for text, key in [('[[fibs.accounts]]\nhost = "x"\n', "fibs.accounts[0].user"),
+                      ('[[fibs.accounts]]\nuser = "a"\ninvite = ["bob:x"]\n',
+                       "fibs.accounts[0].invite[0]"),
+                      ('[[bgammon.accounts]]\nuser = "a"\nmax_length = 0\n',
+                       "bgammon.accounts[0].max_length"),
+                      ('[[fibs.accounts]]\nuser = "a"\npasword_file = "x"\n',
+                       "fibs.accounts[0].pasword_file")]:
+        with pytest.raises(ConfigError) as caught:
+            parse_config(text, environ={})
+        assert key in str(caught.value), (key, str(caught.value))
+
+
 def test_values_are_typed() -> None:
     config = parse_config('[limits]\nmax_matches = 5\ndecision_timeout = 2\n'
                           '[[gnubg_player]]\nlisten = "127.0.0.1:4321"\nagent = "pubeval"\n',
@@ -79,7 +106,7 @@ def test_values_are_typed() -> None:
     ("[limits]\ninline_decisions = 1\n", "limits.inline_decisions", 2),
     ("[control]\nmax_message_bytes = true\n", "control.max_message_bytes", 2),
     ("[control.curve]\nsecret_key = \"x\"\n", "control.curve.secret_key", 2),
-    ("[fibs]\nuser = \"x\"\n", "fibs", 1),
+    ("[fibs]\nuser = \"x\"\n", "fibs.user", 2),
     ("daemon = 3\n", "daemon", 1),
     ("[[gnubg_player]]\nlisten = \"127.0.0.1:1\"\n[[gnubg_player]]\nlisten = 5\n",
      "gnubg_player[1].listen", 4),

@@ -166,6 +166,72 @@ class GnubgPlayerConfig:
 
 
 @dataclass(frozen=True)
+class ServerAccountConfig:
+    """One account the daemon keeps logged in on an online server (FIBS or bgammon.org).
+
+    Numeric limits of 0 mean "no limit". The password never appears here in clear text in a
+    shared file: it comes from ``password_file``, else the systemd credential
+    ``password_credential``, else the environment (``BGBOT_FIBS_PASSWORD`` /
+    ``BGBOT_BGAMMON_PASSWORD``)."""
+
+    user: str = ""
+    """Login name; required."""
+    host: str = ""
+    """Server host; "" = the server's public host (fibs.com, bgammon.org)."""
+    port: int = 0
+    """Server port; 0 = the server's usual port (FIBS 4321, bgammon 1337)."""
+    name: str = ""
+    """Frontend name for frontend_start/stop; "" = fibs-USER / bgammon-USER."""
+    password_file: str = ""
+    """File holding the password (mode 0600); "" = credential or environment."""
+    password_credential: str = ""
+    """systemd credential name (LoadCredential=); "" = fibs-password / bgammon-password."""
+    agent: str = "heuristic"
+    """Agent spec that plays."""
+    seed: int = 0
+    autostart: bool = True
+    min_length: int = 1
+    """Shortest match accepted (points)."""
+    max_length: int = 25
+    """Longest match accepted (points)."""
+    allow_unlimited: bool = False
+    """Accept unlimited (money) matches."""
+    min_rating: float = 0.0
+    max_rating: float = 0.0
+    min_experience: int = 0
+    max_experience: int = 0
+    allow: tuple[str, ...] = ()
+    """Only these opponents (empty = anyone not blocked)."""
+    block: tuple[str, ...] = ()
+    """Never these opponents."""
+    allow_bots: bool = True
+    cooldown: float = 0.0
+    """Seconds after a match with an opponent before accepting them again."""
+    invite: tuple[str, ...] = ()
+    """Opponents to invite, "NAME" or "NAME:LENGTH" (FIBS only)."""
+    greeting: str = ""
+    """Said to the opponent at the start, {opponent} replaced; "" = nothing."""
+    farewell: str = ""
+    """Said at the end of a match, {opponent} replaced; "" = nothing."""
+    keepalive: float = 0.0
+    """Seconds between keep-alive messages; 0 = the server's safe default."""
+
+
+@dataclass(frozen=True)
+class FibsConfig:
+    """FIBS-compatible servers (CLIP): ``[[fibs.accounts]]`` tables."""
+
+    accounts: tuple[ServerAccountConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class BgammonConfig:
+    """bgammon.org-compatible servers: ``[[bgammon.accounts]]`` tables."""
+
+    accounts: tuple[ServerAccountConfig, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration (see config/bgbot.toml for every option and its default)."""
 
@@ -176,6 +242,8 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     gnubg_player: tuple[GnubgPlayerConfig, ...] = ()
+    fibs: FibsConfig = field(default_factory=FibsConfig)
+    bgammon: BgammonConfig = field(default_factory=BgammonConfig)
     source: str | None = field(default=None, compare=False, metadata={"internal": True})
     """The file it was read from (not a TOML key)."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False,
@@ -563,6 +631,33 @@ def _validate(config: Config, locate: _Locator) -> None:
         if name in names:
             raise locate.error(f"{prefix}.name", f"two frontends are named {name!r}")
         names.add(name)
+    for server, section in (("fibs", config.fibs), ("bgammon", config.bgammon)):
+        for index, account in enumerate(section.accounts):
+            prefix = f"{server}.accounts[{index}]"
+            if not account.user:
+                raise locate.error(f"{prefix}.user", "required (the login name)")
+            check_agent(f"{prefix}.agent", account.agent)
+            if not 0 <= account.port <= 65535:
+                raise locate.error(f"{prefix}.port", f"expected 0..65535, got {account.port}")
+            positive(f"{prefix}.min_length", account.min_length)
+            if account.max_length < account.min_length:
+                raise locate.error(f"{prefix}.max_length", f"must be at least min_length "
+                                                           f"({account.min_length})")
+            for key in ("min_rating", "max_rating", "min_experience", "max_experience",
+                        "cooldown", "keepalive"):
+                positive(f"{prefix}.{key}", getattr(account, key), 0)
+            for k, item in enumerate(account.invite):
+                who, _, length = item.partition(":")
+                if not who or (length and not length.isdigit()):
+                    raise locate.error(f"{prefix}.invite[{k}]", f"expected NAME or NAME:LENGTH, "
+                                                                f"got {item!r}")
+            if account.name and not _FRONTEND_NAME.match(account.name):
+                raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', "
+                                                     f"got {account.name!r}")
+            name = account_frontend_name(server, account)
+            if name in names:
+                raise locate.error(f"{prefix}.name", f"two frontends are named {name!r}")
+            names.add(name)
 
 
 _FRONTEND_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -571,6 +666,11 @@ _FRONTEND_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 def frontend_name(entry: GnubgPlayerConfig, index: int) -> str:
     """The configured name, else ``gnubg-player-N`` (N = 1 for the first [[gnubg_player]])."""
     return entry.name or f"gnubg-player-{index + 1}"
+
+
+def account_frontend_name(server: str, account: ServerAccountConfig) -> str:
+    """The configured name, else ``SERVER-USER`` (``fibs-bgbot``)."""
+    return account.name or f"{server}-{account.user}"
 
 
 # ============================================================================ showing
@@ -600,7 +700,8 @@ def show_config(config: Config) -> str:
         for item in dataclasses.fields(obj):
             value = getattr(obj, item.name)
             dotted = f"{prefix}.{item.name}"
-            if dataclasses.is_dataclass(value):
+            if dataclasses.is_dataclass(value) or (
+                    isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0])):
                 nested.append((dotted, value))
                 continue
             origin = config.origins.get(dotted)
@@ -608,7 +709,11 @@ def show_config(config: Config) -> str:
                 "  # set in the file" if origin == "file" else f"  # set by {origin}")
             out.append(f"{item.name} = {_toml_value(value)}{note}")
         for dotted, value in nested:
-            table(value, dotted, f"[{dotted}]")
+            if isinstance(value, tuple):
+                for index, entry in enumerate(value):
+                    table(entry, f"{dotted}[{index}]", f"[[{dotted}]]")
+            else:
+                table(value, dotted, f"[{dotted}]")
 
     for item in dataclasses.fields(config):
         if item.metadata.get("internal"):

@@ -211,6 +211,8 @@ def test_fixture_round_trips_byte_for_byte(path: Path) -> None:
 
 
 def event_topic_and(msg: Message) -> tuple[bytes, Message]:
+    if msg.msg_type == "frontend_event":
+        return proto.frontend_topic(msg.content["frontend"]), msg
     return proto.match_topic(msg.content["match_id"]), msg
 
 
@@ -221,7 +223,10 @@ def test_fixture_is_what_spec_section_11_describes(path: Path) -> None:
     kind = SCHEMA["messages"][path.stem]["x-kind"]
     if kind == "event":
         content = msgpack.unpackb(frames[-1], raw=False)
-        assert frames[0] == b"match." + content["match_id"].encode()
+        if path.stem == "frontend_event":  # since 1.1: a server frontend's topic
+            assert frames[0] == b"frontend." + content["frontend"].encode()
+        else:
+            assert frames[0] == b"match." + content["match_id"].encode()
         frames = frames[1:]
     delimiter, signature, header_raw, parent_raw, content_raw = frames
     assert delimiter == b"BGB1"

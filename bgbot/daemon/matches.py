@@ -202,11 +202,13 @@ class MatchManager:
 
     def summary(self, row: MatchRow) -> dict[str, Any]:
         """A match_summary (protocol schema) for ``row``, with the live game and score."""
-        live = self.live.get(row.id)
+        terminal = row.state not in RESUMABLE
+        # the store is the truth once a match ended: the worker's "ended" note may still be
+        # on its way to this process, leaving a stale live entry for a moment
+        live = None if terminal else self.live.get(row.id)
         result = self.store.result(row.id) if row.state is MatchState.FINISHED else None
         score = live.score if live is not None else row.score
         game = live.game if live is not None else row.played
-        terminal = row.state not in RESUMABLE
         return {
             "match_id": row.id,
             "state": wire_state(row.state) if live is None else "playing",

@@ -34,6 +34,7 @@ from .schema import SchemaViolation, Validator, load_schema
 __all__ = [
     "DELIMITER",
     "EVENT_TYPES",
+    "frontend_topic",
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "REQUEST_TYPES",
@@ -56,7 +57,7 @@ __all__ = [
     "write_key",
 ]
 
-PROTOCOL_VERSION = "1.0"
+PROTOCOL_VERSION = "1.1"
 """The protocol version (``MAJOR.MINOR``); SPEC.md states the same (a test checks)."""
 DELIMITER = b"BGB1"
 """The first frame of every message: marks where the envelope starts and carries the major
@@ -282,6 +283,11 @@ def match_topic(match_id: str) -> bytes:
     """The events topic of a hosted match: ``match.<match_id>``. Compare topics exactly:
     ZeroMQ filters subscriptions by prefix."""
     return b"match." + match_id.encode("ascii")
+
+
+def frontend_topic(name: str) -> bytes:
+    """The events topic of a server frontend: ``frontend.<name>`` (protocol 1.1)."""
+    return b"frontend." + name.encode("ascii")
 
 
 def event_message(event: Any) -> tuple[bytes, Message]:

@@ -23,6 +23,7 @@ import errno
 import fcntl
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
@@ -41,13 +42,12 @@ from ..core.errors import BgbotError
 from .config import (
     Config,
     ConfigError,
-    GnubgPlayerConfig,
     Secret,
-    frontend_name,
     load_config,
     load_control_key,
 )
 from .decisions import DECISION_TYPES, AgentCache, answer, answer_now
+from .frontends import KINDS, Frontend, Frontends, frontend_from_options, plain_value
 from .logs import setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
@@ -61,6 +61,7 @@ from .protocol import (
     Signer,
     check_request,
     error_reply,
+    frontend_topic,
     new_message,
     reply_type,
     split_identities,
@@ -87,122 +88,6 @@ class DaemonError(BgbotError):
     """The daemon cannot start (a socket in use, another daemon on the same state, ...)."""
 
 
-# ============================================================================ frontends
-
-
-@dataclass
-class Frontend:
-    """A gnubg external-player listener the daemon runs."""
-
-    name: str
-    config: GnubgPlayerConfig
-    configured: bool
-    server: Any = None
-    state: str = "stopped"
-    since: float | None = None
-    error: str | None = None
-
-    def record(self) -> dict[str, Any]:
-        address = getattr(self.server, "address", None) if self.server is not None else None
-        return {"name": self.name, "kind": "gnubg_external", "state": self.state,
-                "listen": str(address) if address is not None else self.config.listen,
-                "agent": self.config.agent, "since": self.since, "error": self.error}
-
-
-class Frontends:
-    """Starts and stops the gnubg listeners (they answer on the daemon's loop)."""
-
-    def __init__(self, logs_dir: Path) -> None:
-        self.logs_dir = logs_dir
-        self.items: dict[str, Frontend] = {}
-
-    def configure(self, entries: tuple[GnubgPlayerConfig, ...]) -> None:
-        for index, entry in enumerate(entries):
-            name = frontend_name(entry, index)
-            self.items[name] = Frontend(name, entry, True)
-
-    @property
-    def running(self) -> int:
-        return sum(1 for f in self.items.values() if f.state == "running")
-
-    async def start(self, frontend: Frontend) -> None:
-        from ..frontends.gnubg_player import GnubgPlayerServer, PlayerServerConfig
-
-        if frontend.state in ("running", "starting"):
-            raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {frontend.name} is "
-                                f"{frontend.state}", {"name": frontend.name})
-        entry = frontend.config
-        frontend.state, frontend.since, frontend.error = "starting", time.time(), None
-        try:
-            server = GnubgPlayerServer(PlayerServerConfig(
-                player=entry.agent, seed=entry.seed, max_connections=entry.max_connections,
-                log_dir=self.logs_dir / "gnubg-player" if entry.log_connections else None))
-            await server.start(entry.listen)
-        except (OSError, BgbotError) as exc:
-            frontend.state, frontend.since, frontend.error = "failed", time.time(), str(exc)
-            log.error("frontend %s failed to start: %s", frontend.name, exc)
-            raise ProtocolError(ErrorCode.BAD_VALUE if isinstance(exc, BgbotError)
-                                else ErrorCode.BAD_STATE,
-                                f"frontend {frontend.name}: {exc}",
-                                {"name": frontend.name, "field": "options",
-                                 "reason": str(exc)}) from None
-        frontend.server = server
-        frontend.state, frontend.since = "running", time.time()
-        log.info("frontend started", extra={"fields": {"name": frontend.name,
-                                                       "listen": str(server.address)}})
-
-    async def stop(self, frontend: Frontend) -> None:
-        if frontend.state != "running" or frontend.server is None:
-            raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {frontend.name} is not running",
-                                {"name": frontend.name, "state": frontend.state})
-        server, frontend.server = frontend.server, None
-        await server.close()
-        frontend.state, frontend.since = "stopped", time.time()
-        log.info("frontend stopped", extra={"fields": {"name": frontend.name}})
-
-    async def autostart(self) -> None:
-        for frontend in list(self.items.values()):
-            if frontend.config.autostart and frontend.state != "running":
-                with contextlib.suppress(ProtocolError):
-                    await self.start(frontend)
-
-    async def close(self) -> None:
-        for frontend in self.items.values():
-            if frontend.state == "running":
-                with contextlib.suppress(Exception):
-                    await self.stop(frontend)
-
-
-def frontend_from_options(name: str, options: dict[str, Any]) -> GnubgPlayerConfig:
-    """A gnubg_external frontend from frontend_start options (listen, agent, seed, ...)."""
-    known = {"listen": str, "agent": str, "seed": int, "max_connections": int,
-             "log_connections": bool}
-    for key, value in options.items():
-        kind = known.get(key)
-        if kind is None:
-            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.{key}: unknown option; known: "
-                                f"{', '.join(known)}", {"field": f"options.{key}",
-                                                        "reason": "unknown option"})
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.{key}: expected "
-                                f"{kind.__name__}", {"field": f"options.{key}",
-                                                     "reason": f"expected {kind.__name__}"})
-    if "listen" not in options:
-        raise ProtocolError(ErrorCode.BAD_VALUE, "options.listen: required (HOST:PORT or a "
-                            "socket path)", {"field": "options.listen", "reason": "required"})
-    entry = GnubgPlayerConfig(name=name, autostart=False, **options)
-    from ..frontends.gnubg_player import ListenAddress
-
-    try:
-        ListenAddress.parse(entry.listen)
-        create_agent(entry.agent)
-    except BgbotError as exc:
-        field_name = "options.agent" if "agent" in str(exc) else "options.listen"
-        raise ProtocolError(ErrorCode.BAD_VALUE, f"{field_name}: {exc}",
-                            {"field": field_name, "reason": str(exc)}) from None
-    return entry
-
-
 # ============================================================================ the daemon
 
 
@@ -217,6 +102,12 @@ def _worker_settings(config: Config) -> WorkerSettings:
         max_candidates=config.limits.max_candidates,
         player_cache=config.limits.player_cache,
     )
+
+
+def _event_name(text: str) -> str:
+    """An event name the schema accepts (lower case, digits, '_'; at most 64)."""
+    name = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")[:64]
+    return name if name[:1].isalpha() else f"e_{name}"[:64]
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -238,6 +129,7 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
 LIVE_KEYS = frozenset({
     "logging.level", "logging.format", "agents.default", "limits.max_matches",
     "limits.decision_timeout", "limits.max_candidates", "control.key_file", "gnubg_player",
+    "fibs.accounts", "bgammon.accounts",
 })
 """Configuration keys a reload applies at once; the others need a restart."""
 
@@ -261,7 +153,7 @@ class Daemon:
         self.started = time.time()
         self.notifier = Notifier()
         self.counters = _Counters()
-        self.frontends = Frontends(config.logs_dir)
+        self.frontends = Frontends(config.logs_dir, config.state_dir, self._frontend_event)
         self._stop = asyncio.Event()
         self._stop_reason = ""
         self._signals = 0
@@ -371,7 +263,7 @@ class Daemon:
         else:
             self.decisions = DecisionPool(config.decision_workers, settings)
         await self.matches.start()
-        self.frontends.configure(config.gnubg_player)
+        self.frontends.configure(config)
         await self.frontends.autostart()
 
     def _lock(self) -> None:
@@ -650,6 +542,23 @@ class Daemon:
         if int(router.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
             self._schedule_pump()
 
+    def _frontend_event(self, name: str, event: dict[str, Any]) -> None:
+        """A server frontend's event: kept in the store, published as ``frontend_event``."""
+        frontend = self.frontends.items.get(name)
+        kind = frontend.kind if frontend is not None else "unknown"
+        what = str(event.get("event") or event.get("type") or "event")
+        data = {k: v for k, v in event.items() if k not in ("event", "type")}
+        if self.store is not None:
+            try:
+                self.store.record_frontend_event(name, kind, what, data)
+            except StoreError as exc:
+                log.warning("frontend %s: event %s not stored: %s", name, what, exc)
+        log.info("frontend %s: %s", name, what, extra={"fields": {"frontend": name, **{
+            k: v for k, v in data.items() if isinstance(v, (str, int, float, bool))}}})
+        self._publish(frontend_topic(name), new_message("frontend_event", {
+            "frontend": name, "kind": kind, "event": _event_name(what),
+            "data": plain_value(data)}))
+
     def _publish(self, topic: bytes, msg: Message) -> None:
         pub = self.pub
         if pub is None or pub.closed:
@@ -826,13 +735,19 @@ class Daemon:
             if kind is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, f"no configured frontend {name}; give "
                                     "a kind to start a new one", {"name": name})
+            if kind in ("fibs", "bgammon"):
+                raise ProtocolError(ErrorCode.UNSUPPORTED, f"{kind} accounts are configured "
+                                    f"in bgbot.toml ([[{kind}.accounts]]; their passwords do "
+                                    "not travel in requests): add one there, reload, and "
+                                    "start it by name", {"kind": kind})
             if kind != "gnubg_external":
                 raise ProtocolError(ErrorCode.UNSUPPORTED, f"frontend kind {kind!r} is not "
-                                    "built in (known: gnubg_external)", {"kind": kind})
+                                    f"built in (known: {', '.join(KINDS)})", {"kind": kind})
             if frontend is not None and frontend.state == "running":
                 raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
                                     {"name": name})
-            frontend = Frontend(name, frontend_from_options(name, options), False)
+            frontend = Frontend(name, "gnubg_external", frontend_from_options(name, options),
+                                False)
             self.frontends.items[name] = frontend
         await self.frontends.start(frontend)
         return {"frontend": frontend.record()}
@@ -908,6 +823,7 @@ class Daemon:
             # the running configuration takes the live keys only; the rest waits for a restart
             self.config = replace(
                 old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
+                fibs=new.fibs, bgammon=new.bgammon,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,
                                max_candidates=new.limits.max_candidates),
@@ -926,36 +842,13 @@ class Daemon:
                 setup_logging(new.logging.level, new.logging.format)
             if self.matches is not None:
                 self.matches.max_matches = new.limits.max_matches
-            if "gnubg_player" in changed:
-                await self._reconfigure_frontends(old, new)
+            if {"gnubg_player", "fibs.accounts", "bgammon.accounts"} & set(changed):
+                await self.frontends.reconfigure(new)
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}
         finally:
             self.state = previous_state if previous_state != "reloading" else "running"
             self.notifier.ready(self._status_line())
-
-    async def _reconfigure_frontends(self, old: Config, new: Config) -> None:
-        before = {frontend_name(e, i): e for i, e in enumerate(old.gnubg_player)}
-        after = {frontend_name(e, i): e for i, e in enumerate(new.gnubg_player)}
-        for name, entry in before.items():
-            frontend = self.frontends.items.get(name)
-            if frontend is None or not frontend.configured:
-                continue
-            if after.get(name) != entry:
-                if frontend.state == "running":
-                    await self.frontends.stop(frontend)
-                del self.frontends.items[name]
-        for name, entry in after.items():
-            if name in self.frontends.items and self.frontends.items[name].configured:
-                continue
-            existing = self.frontends.items.get(name)
-            if existing is not None and existing.state == "running":
-                await self.frontends.stop(existing)
-            frontend = Frontend(name, entry, True)
-            self.frontends.items[name] = frontend
-            if entry.autostart:
-                with contextlib.suppress(ProtocolError):
-                    await self.frontends.start(frontend)
 
     def _status_line(self) -> str:
         active = self.matches.active if self.matches is not None else 0

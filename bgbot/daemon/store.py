@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..core.dice import DiceSource, GameDice
 from ..core.errors import BgbotError, IllegalAction
@@ -89,6 +89,15 @@ CREATE TABLE IF NOT EXISTS journal (
     at       REAL NOT NULL,
     PRIMARY KEY (match_id, seq)
 );
+CREATE TABLE IF NOT EXISTS frontend_events (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    frontend TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    event    TEXT NOT NULL,
+    data     TEXT NOT NULL,
+    at       REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS frontend_events_by_name ON frontend_events(frontend, seq);
 CREATE TABLE IF NOT EXISTS results (
     match_id TEXT PRIMARY KEY REFERENCES matches(id),
     score_a  INTEGER NOT NULL,
@@ -388,6 +397,25 @@ class Store:
                 "updated = ?, error = NULL WHERE id = ?",
                 (MatchState.FINISHED.value, score[0], score[1], games, now, match_id),
             )
+
+    # ----------------------------------------------------------------- server frontends
+
+    def record_frontend_event(self, frontend: str, kind: str, event: str,
+                              data: Mapping[str, Any], at: float | None = None) -> None:
+        """Keep one event of a server frontend (a login, an invitation, a game action)."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO frontend_events (frontend, kind, event, data, at) "
+                       "VALUES (?, ?, ?, ?, ?)",
+                       (frontend, kind, event, json.dumps(data, default=str),
+                        time.time() if at is None else at))
+
+    def frontend_events(self, frontend: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The newest ``limit`` events of ``frontend``, oldest first."""
+        rows = self._db.execute(
+            "SELECT seq, event, data, at FROM frontend_events WHERE frontend = ? "
+            "ORDER BY seq DESC LIMIT ?", (frontend, limit)).fetchall()
+        return [{"seq": r[0], "event": r[1], "data": json.loads(r[2]), "at": r[3]}
+                for r in reversed(rows)]
 
     def result(self, match_id: str) -> dict[str, Any] | None:
         row = self._db.execute(

@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from . import cli_analyze, cli_config, cli_ctl, cli_gnubg_player, cli_play, cli_serve
+    from . import (cli_analyze, cli_chouette, cli_config, cli_ctl, cli_gnubg_player, cli_play,
+                   cli_serve)
 
     return [
         cli_play.register,
@@ -136,6 +137,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
         cli_serve.register,
         cli_ctl.register,
         cli_config.register,
+        cli_chouette.register,
     ]
 
 

@@ -41,15 +41,24 @@ class Context:
 
     def may_double(self) -> bool:
         """May I double now (before rolling), by the cube's position, the rules and the score?"""
-        if not self.rules.cube or self.crawford:
-            return False
+        return self.double_refusal() is None
+
+    def double_refusal(self) -> str | None:
+        """Why I may not double now (before rolling), or None when I may: the one statement
+        of the doubling rules (R21-R25) that `Game` and the players share."""
+        rules = self.rules
+        if not rules.cube:
+            return "the cube is not in use (cubeless play)"
+        if self.crawford:
+            return "this is the Crawford game: no doubling"
         if self.cube_owner is CubeOwner.OPPONENT:
-            return False
-        if self.rules.cube_limit and self.cube_value * 2 > self.rules.cube_limit:
-            return False
+            return "the cube is owned by the opponent"
+        if rules.cube_limit and self.cube_value * 2 > rules.cube_limit:
+            return f"the cube is at the limit of {rules.cube_limit}"
         if self.match_length and self.my_score + self.cube_value >= self.match_length:
-            return False  # a dead cube: I already win the match with the current value
-        return True
+            return (f"the cube is dead: {self.my_score} of {self.match_length} points already "
+                    f"win the match with the cube at {self.cube_value}")
+        return None
 
     def swapped(self) -> Context:
         """The same context seen from the other player."""

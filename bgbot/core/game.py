@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, Sequence, Union
 
+from .context import Context, CubeOwner
 from .errors import IllegalAction
 from .position import Play, Position, check_dice
 from .rules import Rules
@@ -445,6 +446,21 @@ class Game:
             raise self._illegal("list plays", "no dice are waiting to be played")
         return [(play, after) for after, play in self._plays().items()]
 
+    def context_for(self, seat: int) -> Context:
+        """The decision context of ``seat``: cube, score, Crawford and rules from its side."""
+        owner = self._owner
+        return Context(
+            cube_value=self._cube,
+            cube_owner=CubeOwner.CENTRE if owner is None else (
+                CubeOwner.ME if owner == seat else CubeOwner.OPPONENT),
+            match_length=self._length,
+            my_score=self._score[seat],
+            opponent_score=self._score[1 - seat],
+            crawford=self._crawford,
+            post_crawford=self._post_crawford,
+            rules=self._rules,
+        )
+
     def may_double(self) -> bool:
         """May the seat on roll double now?"""
         return self._double_refusal() is None
@@ -755,22 +771,10 @@ class Game:
             return "the dice are already rolled"
         if self._phase is not Phase.ROLL:
             return self._phase_reason()
-        rules = self._rules
-        seat = self._on_roll
-        if not rules.cube:
-            return "the cube is not in use (cubeless play)"
-        if self._crawford:
-            return "this is the Crawford game: no doubling"
-        if self._owner is not None and self._owner != seat:
+        context = self.context_for(self._on_roll)
+        if context.cube_owner is CubeOwner.OPPONENT:
             return f"the cube is owned by seat {self._owner}"
-        if not self._within_limit(self._cube * 2):
-            return f"the cube is at the limit of {rules.cube_limit}"
-        if self._length and self._score[seat] + self._cube >= self._length:
-            return (
-                f"the cube is dead: seat {seat} has {self._score[seat]} of {self._length} "
-                f"points and already wins the match with the cube at {self._cube}"
-            )
-        return None
+        return context.double_refusal()
 
     def _beaver_refusal(self) -> str | None:
         if self._phase is Phase.BEAVER_TAKE:

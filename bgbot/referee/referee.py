@@ -19,7 +19,7 @@ from ..core.game import Game, GameOutcome, Phase
 from ..core.match import Match
 from ..core.position import Play
 from ..core.rules import Rules
-from ..players.base import Context, CubeOwner, TakeDecision
+from ..players.base import Context, TakeDecision
 from . import events as ev
 
 log = logging.getLogger(__name__)
@@ -47,24 +47,7 @@ class MatchResult:
 
 def context_for(game: Game, seat: int) -> Context:
     """The decision context of ``seat`` in ``game``, seen from that seat."""
-    owner = game.cube_owner
-    if owner is None:
-        cube_owner = CubeOwner.CENTRE
-    elif owner == seat:
-        cube_owner = CubeOwner.ME
-    else:
-        cube_owner = CubeOwner.OPPONENT
-    score = game.score
-    return Context(
-        cube_value=game.cube_value,
-        cube_owner=cube_owner,
-        match_length=game.match_length,
-        my_score=score[seat],
-        opponent_score=score[1 - seat],
-        crawford=game.crawford,
-        post_crawford=game.post_crawford,
-        rules=game.rules,
-    )
+    return game.context_for(seat)
 
 
 class Referee:

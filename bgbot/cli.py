@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
     from . import (cli_analyze, cli_chouette, cli_config, cli_ctl, cli_gnubg_player, cli_play,
-                   cli_serve)
+                   cli_serve, cli_ubgi)
 
     return [
         cli_play.register,
@@ -138,6 +138,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
         cli_ctl.register,
         cli_config.register,
         cli_chouette.register,
+        cli_ubgi.register,
     ]
 
 

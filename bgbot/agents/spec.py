@@ -135,7 +135,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
                            "seed": "noise seed"})
     return PlayerAgent(
         HeuristicPlayer(
-            plies=opts.integer("plies", 0, 0, 2),
+            plies=opts.integer("plies", 0, 0, 1),
             noise=opts.number("noise", 0.0, 0.0, 10.0),
             seed=opts.integer("seed", seed),
         )
@@ -168,3 +168,13 @@ def _gnubg(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("gnubg", _gnubg, "GNU Backgammon's engine, run headless (plies=N, noise=X, seed=S)")
+
+
+def _ubgi(spec: AgentSpec, seed: int) -> Agent:
+    from ..engines.ubgi import create  # imported lazily: starts a subprocess when first asked
+
+    return create(spec, seed)
+
+
+register_agent("ubgi", _ubgi, "any UBGI engine as a subprocess (command=PATH ARGS, timeout=SEC, "
+               "fallback=AGENT, engine.KEY=VALUE)")

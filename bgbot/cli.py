@@ -127,11 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    from . import (cli_analyze, cli_chouette, cli_config, cli_ctl, cli_gnubg_player, cli_play,
-                   cli_serve, cli_ubgi)
+    from . import (cli_analyze, cli_chouette, cli_config, cli_ctl, cli_duel, cli_gnubg_player,
+                   cli_play, cli_serve, cli_ubgi)
 
     return [
         cli_play.register,
+        cli_duel.register,
         cli_gnubg_player.register,
         cli_analyze.register,
         cli_serve.register,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..core.game import GameOutcome
 
@@ -62,16 +63,9 @@ class Tally:
 
     def ppg_interval(self) -> tuple[float, float]:
         """95 % interval of ppg: a ratio estimate over the units (games or mirrored pairs)."""
-        n = len(self.units)
-        if n < 2 or not self.games:
+        if not self.games:
             return (-math.inf, math.inf)
-        mean_games = sum(self.unit_games) / n
-        ppg = self.ppg
-        # Linearised ratio estimator: residual of each unit's points from ppg x its games.
-        residuals = [u - ppg * g for u, g in zip(self.units, self.unit_games)]
-        variance = sum(r * r for r in residuals) / (n - 1)
-        half = Z95 * math.sqrt(variance / n) / mean_games
-        return (ppg - half, ppg + half)
+        return ratio_interval(self.units, self.unit_games, self.ppg)
 
     def as_dict(self) -> dict[str, object]:
         low, high = self.ppg_interval()
@@ -91,3 +85,63 @@ class Tally:
             "matches": self.matches,
             "match_wins": self.match_wins,
         }
+
+
+def ratio_interval(
+    units: Sequence[float], weights: Sequence[float], ratio: float | None = None
+) -> tuple[float, float]:
+    """95 % interval of ``ratio`` = sum(units) / sum(weights), one observation per unit.
+
+    The linearised ratio estimator: the residual of each unit from ``ratio`` x its weight
+    (points of a pair against ppg x its games). (-inf, inf) with fewer than two units.
+    """
+    n = len(units)
+    total = sum(weights)
+    if n < 2 or not total:
+        return (-math.inf, math.inf)
+    mean_weight = total / n
+    estimate = sum(units) / total if ratio is None else ratio
+    squares = sum((u - estimate * w) ** 2 for u, w in zip(units, weights))
+    half = _half_width(n, mean_weight, squares)
+    return (estimate - half, estimate + half)
+
+
+def _half_width(n: int, mean_weight: float, squared_residuals: float) -> float:
+    """Half the 95 % interval from the summed squared residuals of ``n`` units."""
+    variance = max(squared_residuals, 0.0) / (n - 1)
+    return Z95 * math.sqrt(variance / n) / mean_weight
+
+
+@dataclass
+class RunningRatio:
+    """`ratio_interval` kept up to date in O(1) per unit from running sums, for live displays
+    and stopping rules that look at the interval after every unit."""
+
+    n: int = 0
+    sum_u: float = 0.0
+    sum_w: float = 0.0
+    sum_uu: float = 0.0
+    sum_uw: float = 0.0
+    sum_ww: float = 0.0
+
+    def add(self, unit: float, weight: float) -> None:
+        self.n += 1
+        self.sum_u += unit
+        self.sum_w += weight
+        self.sum_uu += unit * unit
+        self.sum_uw += unit * weight
+        self.sum_ww += weight * weight
+
+    @property
+    def ratio(self) -> float:
+        return self.sum_u / self.sum_w if self.sum_w else 0.0
+
+    def interval(self) -> tuple[float, float]:
+        if self.n < 2 or not self.sum_w:
+            return (-math.inf, math.inf)
+        r = self.ratio
+        squares = self.sum_uu - 2 * r * self.sum_uw + r * r * self.sum_ww
+        if squares <= 1e-12 * self.sum_uu:  # rounding left of an exact zero
+            squares = 0.0
+        half = _half_width(self.n, self.sum_w / self.n, squares)
+        return (r - half, r + half)

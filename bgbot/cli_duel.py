@@ -1,0 +1,347 @@
+"""`bgbot duel A B`: mirrored pairs between two agents until a stopping rule is met.
+
+Every game goes to a SQLite results file; the standings are computed from it, and --resume
+continues a killed duel. Pairs run inline, on a local process pool (--concurrency) or on a Dask
+cluster (--cluster); the same seed gives the same totals on every path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .core.errors import BgbotError
+
+_EPILOG = """\
+agents (NAME[:key=value,...]):
+{agents}
+
+examples:
+  bgbot duel heuristic pubeval --pairs 500             cubeless money, 1000 games
+  bgbot duel heuristic pubeval --pairs 2000 --concurrency 2 --luck --report out/
+  bgbot duel heuristic:noise=0.05 heuristic:noise=0.05 --ci-width 0.05 --luck
+  bgbot duel heuristic pubeval --cubeful --jacoby --beavers --pairs 300
+  bgbot duel heuristic pubeval --length 7 --pairs 100   7-point matches, result = match wins
+  bgbot duel heuristic gnubg:plies=0 --pairs 200 --luck-judge gnubg:plies=0
+  bgbot duel heuristic pubeval --sprt 0,0.1 --pairs 20000    stop as soon as H0 or H1 is accepted
+  bgbot duel heuristic pubeval --pairs 1000 --resume    carry on where a killed run stopped
+  bgbot duel heuristic pubeval --cluster tcp://scheduler:8786 --pairs 10000
+  bgbot duel random random --pairs 20 --json | tail -1 | jq .ppg
+
+A pair is one dice sequence played twice, the second time with the opening dice (and so
+every roll) swapped between the seats: each agent gets the dice the other had. The
+statistics are from A's side and treat the pair as one observation.
+
+Stops after --pairs N pairs, or earlier on an SPRT verdict (--sprt) or once the 95% interval
+is at most --ci-width wide (the luck-adjusted one with --luck, match wins with --length).
+
+Results: every game is stored in --db (default duels/<A>-vs-<B>-<seed>.sqlite); a pair is
+written in one transaction, so a killed duel loses at most the pairs in flight. Run the same
+command with --resume to continue it. --mat DIR also writes gnubg .mat files (money: one per
+pair holding its two games; match play: one per match).
+"""
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    from .agents.spec import known_agents
+
+    agents = "\n".join(f"  {name:<11}{summary}" for name, summary in known_agents().items())
+    p = sub.add_parser(
+        "duel",
+        help="measure one agent against another with mirrored dice pairs (ppg, CI, SPRT)",
+        description="Play mirrored pairs of games (or matches) between agents A and B and "
+        "report A's ppg with a 95% confidence interval, outcome counts, and optionally "
+        "luck-adjusted results. Every game is kept in a SQLite file.",
+        epilog=_EPILOG.format(agents=agents),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("agent_a", metavar="A", help="first agent (seat 0; the statistics are its)")
+    p.add_argument("agent_b", metavar="B", help="second agent")
+    stop = p.add_argument_group("when to stop")
+    stop.add_argument("--pairs", type=int, default=None, metavar="N",
+                      help="play N pairs (2N games or matches); default 100, or at most "
+                      "100000 with --sprt / --ci-width")
+    stop.add_argument("--sprt", metavar="PPG0,PPG1[,ALPHA,BETA]", default=None,
+                      help="sequential test of H0 ppg=PPG0 against H1 ppg=PPG1 (alpha and "
+                      "beta default 0.05); money play")
+    stop.add_argument("--ci-width", type=float, default=None, metavar="W",
+                      help="stop once the 95%% interval is at most W wide (after 10 pairs)")
+    mode = p.add_argument_group("what to play")
+    mode.add_argument("--seed", type=int, default=1, metavar="S",
+                      help="dice and noise seed; the same seed gives the same duel (default 1)")
+    mode.add_argument("--length", type=int, default=0, metavar="N",
+                      help="N-point matches instead of money games; result = match wins, with "
+                      "each game's match-winning chances from the MET")
+    mode.add_argument("--cubeful", action="store_true",
+                      help="money play with the doubling cube (default: cubeless)")
+    mode.add_argument("--cubeless", action="store_true",
+                      help="match play without the cube (default: with it)")
+    mode.add_argument("--jacoby", action="store_true", help="cubeful money: the Jacoby rule")
+    mode.add_argument("--beavers", action="store_true",
+                      help="cubeful money: beavers and raccoons")
+    mode.add_argument("--cube-limit", type=int, default=0, metavar="V",
+                      help="highest cube value, a power of two (default: none)")
+    luck = p.add_argument_group("luck adjustment (money play)")
+    luck.add_argument("--luck", action="store_true",
+                      help="also report luck-adjusted ppg: each game's result minus A's luck "
+                      "plus B's, as the judge sees it (same mean, smaller interval)")
+    luck.add_argument("--luck-judge", default=None, metavar="SPEC",
+                      help="the judge: heuristic (default) or gnubg[:plies=N]; implies --luck")
+    run_group = p.add_argument_group("where to play")
+    where = run_group.add_mutually_exclusive_group()
+    where.add_argument("--concurrency", type=int, default=1, metavar="N",
+                       help="play pairs on N local worker processes (default 1: in this one)")
+    where.add_argument("--cluster", default=None, metavar="ADDRESS",
+                       help="play pairs on the Dask cluster whose scheduler is ADDRESS "
+                       "(needs bgbot[cluster])")
+    out = p.add_argument_group("records and output")
+    out.add_argument("--db", type=Path, default=None, metavar="FILE",
+                     help="SQLite results file (default duels/<A>-vs-<B>-<seed>.sqlite)")
+    out.add_argument("--resume", action="store_true",
+                     help="continue the duel stored in the results file (same options)")
+    out.add_argument("--mat", type=Path, default=None, metavar="DIR",
+                     help="also write gnubg .mat files into DIR")
+    out.add_argument("--report", type=Path, default=None, metavar="DIR",
+                     help="write DIR/index.html with PNG plots (needs bgbot[report])")
+    out.add_argument("--json", action="store_true",
+                     help="end with one JSON line: pairs, games, ppg, ppg_ci, win_rate, ...")
+    out.add_argument("--quiet", action="store_true", help="no progress bar and no text block")
+    p.set_defaults(func=run)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from .core.errors import FormatError
+    from .referee.duel import DuelConfig
+
+    if args.length < 0:
+        raise FormatError("--length", str(args.length), "must be at least 1 (omit it for money)")
+    money = args.length == 0
+    if args.cubeful and not money:
+        raise BgbotError("--cubeful is for money play; matches use the cube unless --cubeless")
+    if args.cubeless and money:
+        raise BgbotError("--cubeless is for match play; money duels are cubeless by default")
+    if (args.jacoby or args.beavers) and not (money and args.cubeful):
+        raise BgbotError("--jacoby and --beavers need cubeful money play (--cubeful)")
+    judge = args.luck_judge or ("heuristic" if args.luck else None)
+    if judge is not None and not money:
+        raise BgbotError("--luck is for money play: match play would need luck in "
+                         "match-winning chances")
+    if args.sprt is not None and not money:
+        raise BgbotError("--sprt tests ppg, so it needs money play (omit --length)")
+    if args.cube_limit < 0:
+        raise FormatError("--cube-limit", str(args.cube_limit), "must be a power of two")
+    try:
+        return DuelConfig(
+            agent_a=args.agent_a, agent_b=args.agent_b, seed=args.seed, length=args.length,
+            cube=args.cubeful if money else not args.cubeless, jacoby=args.jacoby,
+            beavers=args.beavers, cube_limit=args.cube_limit, luck_judge=judge,
+            mat=args.mat is not None,
+        )
+    except ValueError as exc:
+        if isinstance(exc, BgbotError):
+            raise
+        raise BgbotError(str(exc)) from None
+
+
+def _sprt(args: argparse.Namespace) -> Any:
+    if args.sprt is None:
+        return None
+    from .referee import sprt
+
+    if not sprt.SPRT_VALIDATED:
+        raise BgbotError(
+            "--sprt is refused until its error rates are confirmed by the simulation study "
+            "bench/sprt_study.py (see SPRT_VALIDATED in bgbot/referee/sprt.py); "
+            "use --pairs N or --ci-width W meanwhile")
+    return sprt.Sprt(sprt.SprtConfig.parse(args.sprt))
+
+
+def _executor(args: argparse.Namespace) -> tuple[Executor, Callable[[], Executor] | None,
+                                                 Callable[[], None]]:
+    """(executor, how to build a new one if it breaks, how to release it)."""
+    if args.cluster:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise BgbotError("--cluster needs Dask: pip install 'bgbot[cluster]'") from None
+        client = Client(args.cluster)  # type: ignore[no-untyped-call]
+        executor: Executor = client.get_executor()  # type: ignore[no-untyped-call]
+        return executor, None, client.close
+    if args.concurrency < 1:
+        raise BgbotError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.concurrency == 1:
+        from .referee.duel import InlineExecutor
+
+        inline = InlineExecutor()
+        return inline, None, lambda: None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    def pool() -> Executor:
+        return ProcessPoolExecutor(args.concurrency,
+                                   mp_context=multiprocessing.get_context("forkserver"))
+
+    holder = [pool()]
+
+    def restart() -> Executor:
+        holder[0] = pool()
+        return holder[0]
+
+    def release() -> None:
+        holder[0].shutdown(wait=True, cancel_futures=True)
+
+    return holder[0], restart, release
+
+
+def run(args: argparse.Namespace) -> int:
+    from .referee.duel import DuelStats, StopRule, run_duel
+    from .referee.duel_report import _pyplot, text_block, write_report
+    from .referee.duel_store import DuelStore, default_path
+    from .referee.matlog import write_atomically
+
+    config = _config(args)
+    sprt = _sprt(args)
+    if args.ci_width is not None and args.ci_width <= 0:
+        raise BgbotError(f"--ci-width must be positive, got {args.ci_width}")
+    limit = args.pairs if args.pairs is not None else (
+        100_000 if sprt is not None or args.ci_width is not None else 100)
+    if limit < 1:
+        raise BgbotError(f"--pairs must be at least 1, got {limit}")
+    if args.report is not None:
+        _pyplot()  # fail now, not after the duel, when matplotlib is missing
+    stop = StopRule(pairs=limit, ci_width=args.ci_width)
+    db_path = args.db if args.db is not None else default_path(config)
+    store = DuelStore.open(db_path, config, resume=args.resume)
+    stats = DuelStats(config, sprt=sprt)
+    done = store.pairs()
+    executor, restart, release = _executor(args)
+    progress = _Progress(args, config, stop, len(done))
+
+    def on_pair(current: DuelStats, pair: Any) -> None:
+        for suffix, text in pair.mats:
+            write_atomically(args.mat / _mat_name(config, pair.index, suffix), text)
+        progress.update(current)
+
+    try:
+        with progress:
+            result = run_duel(config, executor, stop, stats=stats, done=done, sink=store,
+                              on_pair=on_pair, window=_window(args), restart=restart)
+    except KeyboardInterrupt:
+        print(f"bgbot duel: interrupted after {store.pair_count()} pairs stored in {db_path}; "
+              "run the same command with --resume to continue", file=sys.stderr)
+        raise
+    finally:
+        release()
+    store.mark_stopped(result.reason)
+    summary = result.stats.summary()
+    summary["stopped"] = result.reason
+    if result.new_pairs and result.elapsed > 0:
+        new_games = sum(pair.game_count for pair in store.pairs()[-result.new_pairs:])
+        summary["games_per_second"] = round(new_games / result.elapsed, 2)
+    summary["results_file"] = str(db_path)
+    if args.report is not None:
+        page = write_report(args.report, config, store.pairs(), summary, result.reason)
+        summary["report"] = str(page)
+    store.close()
+    if not args.quiet:
+        print(text_block(summary, result.reason), flush=True)
+        if args.report is not None:
+            print(f"report: {summary['report']}", flush=True)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    return 0
+
+
+def _window(args: argparse.Namespace) -> int:
+    """Pairs submitted ahead: enough to keep every worker busy."""
+    if args.cluster:
+        return 64
+    return 2 * args.concurrency if args.concurrency > 1 else 1
+
+
+def _mat_name(config: Any, index: int, suffix: str) -> str:
+    from .referee.matlog import _UNSAFE
+
+    who = "-vs-".join(_UNSAFE.sub("_", spec).strip("_") or "agent"
+                      for spec in (config.agent_a, config.agent_b))
+    kind = f"{config.length}pt" if config.length else "money"
+    return f"{who}-{kind}-seed{config.seed}-pair{index + 1:05d}{suffix}.mat"
+
+
+class _Progress:
+    """A rich progress bar on stderr with the running ppg +/- half the 95 % interval."""
+
+    def __init__(self, args: argparse.Namespace, config: Any, stop: Any, done: int) -> None:
+        self.bar: Any = None
+        self.task: Any = None
+        if args.quiet or not sys.stderr.isatty():
+            return
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.bar = Progress(
+            TextColumn("[bold]pairs"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[ppg]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=Console(file=sys.stderr), transient=True,
+        )
+        self.unit = "match wins" if config.length else "ppg"
+        self.task = self.bar.add_task("pairs", total=stop.pairs, completed=done, ppg="")
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, stats: Any) -> None:
+        if self.bar is None:
+            return
+        if stats.config.length:
+            value, (low, high) = stats.match.ratio, stats.match.interval()
+            text = f"match wins {100 * value:.1f}%"
+            scale = 100.0
+        else:
+            value, (low, high) = stats.ppg.ratio, stats.ppg.interval()
+            text = f"ppg {value:+.3f}"
+            scale = 1.0
+        if high - low < float("inf"):
+            text += f" ± {scale * (high - low) / 2:.3f}"
+        if stats.has_luck:
+            adj, (alow, ahigh) = stats.adjusted.ratio, stats.adjusted.interval()
+            text += f"  luck-adj {adj:+.3f}"
+            if ahigh - alow < float("inf"):
+                text += f" ± {(ahigh - alow) / 2:.3f}"
+        if stats.sprt is not None:
+            text += f"  llr {stats.sprt.llr:+.2f}"
+        self.bar.update(self.task, completed=stats.pairs, ppg=text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m bgbot.cli_duel A B ...`: the duel command on its own."""
+    import logging
+
+    parser = argparse.ArgumentParser(prog="bgbot")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["duel", *(sys.argv[1:] if argv is None else argv)])
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        result: int = args.func(args)
+        return result
+    except BgbotError as exc:
+        print(f"bgbot duel: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

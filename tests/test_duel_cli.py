@@ -1,0 +1,175 @@
+"""`bgbot duel` on the command line: JSON report, refusals, records, resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bgbot import cli_duel
+from bgbot.referee.duel import DuelConfig, InlineExecutor, StopRule, run_duel
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli_duel.main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _last_json(out: str) -> dict[str, object]:
+    line = out.strip().splitlines()[-1]
+    parsed: dict[str, object] = json.loads(line)
+    return parsed
+
+
+def test_json_is_the_last_line_with_the_promised_fields(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _run(capsys, "random", "pubeval", "--pairs", "4", "--seed", "3",
+                        "--db", str(tmp_path / "r.sqlite"), "--json")
+    assert code == 0
+    summary = _last_json(out)
+    for key in ("pairs", "games", "ppg", "ppg_ci", "win_rate", "won", "lost"):
+        assert key in summary
+    assert summary["pairs"] == 4 and summary["games"] == 8
+    ci = summary["ppg_ci"]
+    assert isinstance(ci, list) and len(ci) == 2 and ci[0] <= summary["ppg"] <= ci[1]
+    assert "Results of random vs pubeval" in out and "ppg:" in out
+
+
+def test_sprt_is_refused_until_the_study_validates_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bgbot.referee import sprt
+
+    monkeypatch.setattr(sprt, "SPRT_VALIDATED", False)
+    code, _, err = _run(capsys, "heuristic", "random", "--sprt", "0,0.5",
+                        "--db", str(tmp_path / "r.sqlite"))
+    assert code == 2
+    assert "bench/sprt_study.py" in err
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_sprt_verdict_is_in_the_json_once_validated(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bgbot.referee import sprt
+
+    monkeypatch.setattr(sprt, "SPRT_VALIDATED", True)
+    code, out, _ = _run(capsys, "pubeval", "random", "--sprt", "0,0.5", "--quiet", "--json",
+                        "--db", str(tmp_path / "r.sqlite"))
+    assert code == 0
+    summary = _last_json(out)
+    assert summary["sprt_verdict"] == "H1"
+    assert summary["pairs"] < 100
+
+
+def test_bad_options_are_refused_with_a_reason(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = str(tmp_path / "r.sqlite")
+    code, _, err = _run(capsys, "random", "random", "--luck", "--length", "3", "--db", db)
+    assert code == 2 and "money play" in err
+    code, _, err = _run(capsys, "random", "nosuch", "--db", db)
+    assert code == 2 and "nosuch" in err
+    code, _, err = _run(capsys, "random", "random", "--cube-limit", "3", "--cubeful", "--db", db)
+    assert code == 2 and "cube_limit" in err
+
+
+def test_rerun_without_resume_or_with_other_options_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = str(tmp_path / "r.sqlite")
+    assert _run(capsys, "random", "pubeval", "--pairs", "2", "--db", db, "--quiet")[0] == 0
+    code, _, err = _run(capsys, "random", "pubeval", "--pairs", "3", "--db", db)
+    assert code == 2 and "--resume" in err
+    code, _, err = _run(capsys, "random", "pubeval", "--pairs", "3", "--seed", "5", "--db", db,
+                        "--resume")
+    assert code == 2 and "seed was 1, now 5" in err
+    code, out, _ = _run(capsys, "random", "pubeval", "--pairs", "3", "--db", db, "--resume",
+                        "--json", "--quiet")
+    assert code == 0 and _last_json(out)["pairs"] == 3
+
+
+def test_match_mode_reports_match_wins(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = _run(capsys, "pubeval", "random", "--length", "3", "--pairs", "2",
+                        "--db", str(tmp_path / "r.sqlite"), "--json")
+    assert code == 0
+    summary = _last_json(out)
+    assert summary["matches"] == 4 and summary["length"] == 3
+    assert "match_win_rate" in summary and "Matches:" in out
+
+
+def test_mat_files_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from bgbot.formats.mat import read_match
+
+    code, out, _ = _run(capsys, "pubeval", "random", "--pairs", "3", "--db",
+                        str(tmp_path / "r.sqlite"), "--mat", str(tmp_path / "mats"),
+                        "--report", str(tmp_path / "rep"), "--json")
+    assert code == 0
+    mats = sorted((tmp_path / "mats").glob("*.mat"))
+    assert len(mats) == 3
+    assert all(len(read_match(m.read_text()).games) == 2 for m in mats)
+    for name in ("index.html", "ppg.png", "outcomes.png"):
+        assert (tmp_path / "rep" / name).stat().st_size > 1000
+    assert (tmp_path / "rep" / "ppg.png").read_bytes()[:4] == b"\x89PNG"
+    assert _last_json(out)["report"] == str(tmp_path / "rep" / "index.html")
+
+
+def test_report_without_matplotlib_says_what_to_install(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _, err = _run(capsys, "random", "random", "--report", str(tmp_path / "rep"),
+                        "--db", str(tmp_path / "r.sqlite"))
+    assert code == 2 and "bgbot[report]" in err
+
+
+def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli_duel.main(["--help"])
+    text = capsys.readouterr().out
+    assert "examples:" in text and "--resume" in text and "--concurrency" in text
+
+
+def test_resume_after_a_kill_gives_the_uninterrupted_totals(tmp_path: Path) -> None:
+    """SIGKILL a real duel process mid-run, resume it, compare with one uninterrupted run."""
+    pairs, seed = 40, 23
+    db = tmp_path / "killed.sqlite"
+    argv = [sys.executable, "-m", "bgbot.cli_duel", "random", "random", "--pairs", str(pairs),
+            "--seed", str(seed), "--db", str(db), "--quiet", "--json"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    stored = 0
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if db.exists():
+                try:
+                    with sqlite3.connect(db, timeout=1) as con:
+                        stored = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+                except sqlite3.OperationalError:
+                    stored = 0
+                if stored >= 3:
+                    break
+            time.sleep(0.02)
+        assert process.poll() is None, "the duel finished before it could be killed"
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    with sqlite3.connect(db) as con:
+        kept = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+        games = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert 3 <= kept < pairs
+    assert games == 2 * kept  # whole pairs only
+    resumed = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+    whole = run_duel(DuelConfig("random", "random", seed=seed), InlineExecutor(),
+                     StopRule(pairs=pairs)).stats.summary()
+    for key in ("pairs", "games", "points", "ppg", "ppg_ci", "wins", "won", "lost"):
+        assert summary[key] == whole[key], key

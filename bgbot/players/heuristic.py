@@ -38,6 +38,9 @@ MAX_CANDIDATES = 5
 """1-ply move filter: how many 0-ply candidates survive at most."""
 THRESHOLD = 0.16
 """1-ply move filter: survivors are within this much equity of the 0-ply best."""
+REPLY_KEEP = 4
+"""1-ply reply filter: of the opponent's plays for each roll, pubeval's best few are evaluated
+(as the move prefilter does at 0-ply); 0 evaluates them all."""
 
 
 class HeuristicPlayer:
@@ -45,12 +48,13 @@ class HeuristicPlayer:
 
     def __init__(self, plies: int = 0, noise: float = 0.0, seed: int = 0,
                  evaluator: HeuristicEvaluator | None = None, prefilter: bool = True,
-                 cube_plies: int = 1) -> None:
+                 cube_plies: int = 1, reply_keep: int = REPLY_KEEP) -> None:
         if plies not in (0, 1):
             raise ValueError(f"plies must be 0 or 1, got {plies}")
         if cube_plies not in (0, 1):
             raise ValueError(f"cube_plies must be 0 or 1, got {cube_plies}")
         self.cube_plies = cube_plies
+        self.reply_keep = reply_keep
         self.plies = plies
         self.noise = noise
         self.seed = seed
@@ -95,18 +99,25 @@ class HeuristicPlayer:
             return terminal
         theirs = after.swapped()
         evaluate = self.evaluator.evaluate
+        evaluate_sides = self.evaluator.evaluate_sides
+        keep = self.reply_keep
+        race = theirs.is_race()
         total = [0.0] * 5
         for a, b, weight in ROLLS:
             results = theirs.play_results((a, b))
             if not results:
                 probs = evaluate(after)  # they stand pat; we are on roll
             else:
+                if keep and len(results) > keep:
+                    results = sorted(results, key=lambda r: pubeval_score(r[1], race),
+                                     reverse=True)[:keep]
                 best: Probabilities | None = None
                 best_eq = 1e9
                 for _, reply in results:
                     # reply is from their side; we are on roll after it.
                     mine = _terminal(reply)
-                    ours = mine.flipped() if mine is not None else evaluate(reply.swapped())
+                    ours = mine.flipped() if mine is not None else evaluate_sides(
+                        reply.opponent, reply.mover)
                     eq = ours.equity()
                     if eq < best_eq:
                         best, best_eq = ours, eq

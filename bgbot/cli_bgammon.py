@@ -1,0 +1,174 @@
+"""`bgbot bgammon`: play on bgammon.org (or any bgammon server) as a bot account."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from .agents.spec import known_agents
+
+if TYPE_CHECKING:
+    from .frontends.bgammon import BgammonAccount
+
+_EPILOG = """\
+how it works:
+  bgammon.org admits bots only under names starting with BOT_ (log in as bot_NAME), and a bot
+  may not join a human's table: bgbot opens a public table of --length points and waits.
+  Whoever sits down is judged by the invitation policy (--min-length/--max-length, --block,
+  --allow, --no-bots, --min-rating/--max-rating, --cooldown); a declined opponent is told why
+  (unless --quiet-declines), the reason is logged, and bgbot opens a new table. A dropped
+  connection is retried with jittered exponential backoff; the server puts bgbot back into
+  its unfinished match. Every match is written to --log-dir as a .mat file, every event as
+  JSON lines (bgammon-USER.jsonl).
+
+  The password is never taken from the command line (other users could read it in `ps`):
+  BGBOT_BGAMMON_PASSWORD_<USER> or BGBOT_BGAMMON_PASSWORD in the environment, --password-file,
+  or the systemd credential bgammon-<user> / bgammon. Without one bgbot logs in as a guest.
+
+  Note: bgammon scores a declined double like a resignation (the cube times 1, 2 or 3 by the
+  position), so bgbot takes a double when declining would cost more than the cube
+  (--drop-as-agent turns that off).
+
+agents (--player NAME[:key=value,...]):
+{agents}
+
+examples:
+  bgbot bgammon --user bot_mybot
+  BGBOT_BGAMMON_PASSWORD=... bgbot bgammon --user bot_mybot --length 7 --player heuristic:plies=1
+  bgbot bgammon --host 127.0.0.1 --port 1337 --user bot_test --block Guest_troll --cooldown 600
+"""
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add the ``bgammon`` sub-command to bgbot's command line."""
+    parser = sub.add_parser(
+        "bgammon",
+        help="play on bgammon.org as a bot account (hosts tables, plays, logs .mat files)",
+        description="Log in to a bgammon server as a bot, host matches and play them with a "
+        "bgbot agent. Runs until interrupted (Ctrl-C).",
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def _epilog() -> str:
+    return _EPILOG.format(agents="\n".join(f"  {name:<11}{summary}" for name, summary in known_agents().items()))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="bgammon.org", help="server (default bgammon.org)")
+    parser.add_argument("--port", type=int, default=1337, help="TCP port (default 1337)")
+    parser.add_argument("--user", required=True, metavar="bot_NAME",
+                        help="login name; bgammon requires bot_ (shown as BOT_)")
+    parser.add_argument("--password-file", type=Path, metavar="FILE",
+                        help="read the password from FILE (first line)")
+    parser.add_argument("--player", default="heuristic", metavar="SPEC",
+                        help="agent spec that plays (default: heuristic)")
+    parser.add_argument("--length", type=int, default=5, metavar="N",
+                        help="length of the matches bgbot hosts (default 5)")
+    parser.add_argument("--match-name", default="", metavar="TEXT", help="table name")
+    parser.add_argument("--greeting", default="", metavar="TEXT",
+                        help="said when a match starts; {opponent} is replaced")
+    parser.add_argument("--farewell", default="", metavar="TEXT",
+                        help="said when a match ends; {opponent} is replaced")
+    parser.add_argument("--min-length", type=int, default=1, metavar="N")
+    parser.add_argument("--max-length", type=int, default=25, metavar="N")
+    parser.add_argument("--min-rating", type=float, default=None, metavar="R")
+    parser.add_argument("--max-rating", type=float, default=None, metavar="R")
+    parser.add_argument("--allow", action="append", default=[], metavar="NAME",
+                        help="play only these opponents (repeat)")
+    parser.add_argument("--block", action="append", default=[], metavar="NAME",
+                        help="never play these opponents (repeat)")
+    parser.add_argument("--no-bots", action="store_true", help="decline other bots")
+    parser.add_argument("--cooldown", type=float, default=0.0, metavar="SECONDS",
+                        help="pause required before playing the same opponent again")
+    parser.add_argument("--quiet-declines", action="store_true",
+                        help="leave a declined table without saying why")
+    parser.add_argument("--join-bot-tables", action="store_true",
+                        help="also join open tables other bots host")
+    parser.add_argument("--drop-as-agent", action="store_true",
+                        help="drop whenever the agent says so, whatever bgammon charges")
+    parser.add_argument("--log-dir", type=Path, default=Path("logs/bgammon"), metavar="DIR",
+                        help=".mat files and the JSON-lines log (default logs/bgammon)")
+    parser.add_argument("--state", type=Path, default=None, metavar="FILE",
+                        help="JSON file remembering when each opponent last played (cool-down)")
+    parser.add_argument("--keepalive", type=float, default=25.0, metavar="SECONDS",
+                        help="write at least this often (bgammon drops clients silent for 40 s)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed for agents with noise")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every event")
+
+
+def account_from_args(args: argparse.Namespace) -> BgammonAccount:
+    from .frontends.bgammon import BgammonAccount
+    from .frontends.invitations import InvitationPolicy
+
+    password = None
+    if args.password_file is not None:
+        lines = args.password_file.read_text(encoding="utf-8").splitlines()
+        password = lines[0].strip() if lines else None
+    policy = InvitationPolicy(
+        min_length=args.min_length, max_length=args.max_length, min_rating=args.min_rating,
+        max_rating=args.max_rating, allow=tuple(args.allow), block=tuple(args.block),
+        allow_bots=not args.no_bots, cooldown_seconds=args.cooldown)
+    return BgammonAccount(
+        user=args.user, host=args.host, port=args.port, password=password, agent=args.player,
+        match_length=args.length, match_name=args.match_name, policy=policy,
+        greeting=args.greeting, farewell=args.farewell, explain_declines=not args.quiet_declines,
+        join_bot_matches=args.join_bot_tables, take_when_drop_costs_more=not args.drop_as_agent,
+        logs_dir=args.log_dir, state_path=args.state, keepalive_seconds=args.keepalive,
+        seed=args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play until interrupted; 1 when the server refused the login for good."""
+    from .frontends.bgammon import BgammonClient
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    account = account_from_args(args)
+    client = BgammonClient(account)
+    print(f"bgbot bgammon: {account.display_name} on {account.host}:{account.port} with "
+          f"{account.agent}; password: {client.password_source}; logs in {account.logs_dir}",
+          file=sys.stderr, flush=True)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(client.stop()))
+        await client.run()
+
+    asyncio.run(main())
+    status = client.status()
+    if status["state"] == "failed":
+        print(f"bgbot bgammon: {status['last_error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m bgbot.cli_bgammon --user bot_x ...``)."""
+    from .core.errors import BgbotError
+
+    parser = argparse.ArgumentParser(prog="bgbot bgammon", epilog=_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except (BgbotError, ValueError, OSError) as exc:
+        print(f"bgbot bgammon: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
     from . import (cli_analyze, cli_bgammon, cli_chouette, cli_config, cli_ctl, cli_duel,
-                   cli_gnubg_player, cli_play, cli_serve, cli_ubgi)
+                   cli_fibs, cli_gnubg_player, cli_play, cli_serve, cli_ubgi)
 
     return [
         cli_play.register,
@@ -140,6 +140,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
         cli_config.register,
         cli_chouette.register,
         cli_ubgi.register,
+        cli_fibs.register,
         cli_bgammon.register,
     ]
 

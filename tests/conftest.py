@@ -65,3 +65,11 @@ def gnubg_binary() -> Iterator[str]:
     if GNUBG is None:
         pytest.skip("GNU Backgammon (/usr/games/gnubg) is not installed")
     yield GNUBG
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long checks (``slow``) get two hours before pytest-timeout calls them stuck; the others
+    get the ini's ``timeout``."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(7200))

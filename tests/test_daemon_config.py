@@ -84,7 +84,10 @@ def test_server_accounts_load_and_errors_name_the_account_key() -> None:
                       ('[[bgammon.accounts]]\nuser = "a"\nmax_length = 0\n',
                        "bgammon.accounts[0].max_length"),
                       ('[[fibs.accounts]]\nuser = "a"\npasword_file = "x"\n',
-                       "fibs.accounts[0].pasword_file")]:
+                       "fibs.accounts[0].pasword_file"),
+                      ('[[bgammon.accounts]]\nuser = "human"\n', "bgammon.accounts[0].user"),
+                      ('[[bgammon.accounts]]\nuser = "bot_x"\nkeepalive = 60.0\n',
+                       "bgammon.accounts[0].keepalive")]:
         with pytest.raises(ConfigError) as caught:
             parse_config(text, environ={})
         assert key in str(caught.value), (key, str(caught.value))

@@ -185,7 +185,8 @@ class ServerAccountConfig:
     password_file: str = ""
     """File holding the password (mode 0600); "" = credential or environment."""
     password_credential: str = ""
-    """systemd credential name (LoadCredential=); "" = fibs-password / bgammon-password."""
+    """systemd credential name (LoadCredential=); "" = the frontend's usual places (see
+    `bgbot.daemon.accounts`)."""
     agent: str = "heuristic"
     """Agent spec that plays."""
     seed: int = 0
@@ -207,8 +208,10 @@ class ServerAccountConfig:
     allow_bots: bool = True
     cooldown: float = 0.0
     """Seconds after a match with an opponent before accepting them again."""
+    match_length: int = 5
+    """bgammon: the length of the tables bgbot opens; FIBS: of an invite without :LENGTH."""
     invite: tuple[str, ...] = ()
-    """Opponents to invite, "NAME" or "NAME:LENGTH" (FIBS only)."""
+    """Opponents to invite, "NAME", "NAME:LENGTH" or "NAME:unlimited" (FIBS only)."""
     greeting: str = ""
     """Said to the opponent at the start, {opponent} replaced; "" = nothing."""
     farewell: str = ""
@@ -648,9 +651,14 @@ def _validate(config: Config, locate: _Locator) -> None:
                 positive(f"{prefix}.{key}", getattr(account, key), 0)
             for k, item in enumerate(account.invite):
                 who, _, length = item.partition(":")
-                if not who or (length and not length.isdigit()):
-                    raise locate.error(f"{prefix}.invite[{k}]", f"expected NAME or NAME:LENGTH, "
-                                                                f"got {item!r}")
+                if not who or (length and not length.isdigit() and length != "unlimited"):
+                    raise locate.error(f"{prefix}.invite[{k}]", "expected NAME, NAME:LENGTH or "
+                                                                f"NAME:unlimited, got {item!r}")
+            from .accounts import check_account
+
+            refused = check_account(server, account)
+            if refused is not None:
+                raise locate.error(f"{prefix}.{refused[0]}", refused[1])
             if account.name and not _FRONTEND_NAME.match(account.name):
                 raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', "
                                                      f"got {account.name!r}")

@@ -1,0 +1,178 @@
+"""`bgbot fibs`: keep bgbot logged in on FIBS (or another CLIP server) and play by policy."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .frontends.fibs import FibsAccount
+
+_EPILOG = """\
+examples:
+  BGBOT_FIBS_PASSWORD=... bgbot fibs --user MyBot
+  bgbot fibs --host 127.0.0.1 --port 4321 --user MyBot --max-length 7 --cooldown 600
+  bgbot fibs --user MyBot --invite SomeFriend:5 --greeting 'Hi {opponent}, good luck!'
+  bgbot fibs --config ~/.config/bgbot/bgbot.toml          every [[fibs.accounts]] entry
+  bgbot fibs --config bgbot.toml --user MyBot             one of them
+
+The password comes from --config, then $BGBOT_FIBS_PASSWORD, then the systemd credential
+fibs-password ($CREDENTIALS_DIRECTORY); it is never logged. Accounts are created on FIBS with
+its telnet guest login first. Every match is written as a .mat file (and every event as JSON
+lines) under --logs; the invitation state (cool-downs) survives restarts in --state.
+Stop with Ctrl-C or SIGTERM: the bot logs out and FIBS saves a match in progress, which the
+bot resumes when it comes back.
+
+--config reads the [[fibs.accounts]] tables of bgbot's configuration file (the daemon's:
+config/bgbot.toml documents every key; `bgbot config check FILE` checks it), the same tables
+`bgbot serve` keeps logged in.
+"""
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "fibs",
+        help="play on FIBS (CLIP): accept invitations by policy, log every match",
+        description="Log in to a FIBS-compatible server and play until stopped, reconnecting "
+        "with backoff and resuming interrupted matches.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", metavar="FILE", help="TOML file with [[fibs.accounts]]")
+    p.add_argument("--host", default=None, help="server (default fibs.com)")
+    p.add_argument("--port", type=int, default=None, help="port (default 4321)")
+    p.add_argument("--user", default=None, help="account name (with --config: pick this one)")
+    p.add_argument("--agent", default=None, metavar="SPEC",
+                   help="the brain, an agent spec (default heuristic)")
+    p.add_argument("--logs", metavar="DIR", default=None,
+                   help="where .mat files and event logs go (default <state>/fibs)")
+    p.add_argument("--state", metavar="FILE", default=None,
+                   help="invitation state file (default <state dir>/fibs-<user>.json)")
+    p.add_argument("--invite", action="append", default=[], metavar="NAME[:LEN]",
+                   help="invite this opponent when free (repeatable; LEN or 'unlimited')")
+    p.add_argument("--greeting", default="", help="told to each new opponent ({opponent})")
+    p.add_argument("--farewell", default="", help="told after each match ({opponent})")
+    g = p.add_argument_group("invitation policy")
+    g.add_argument("--min-length", type=int, default=1)
+    g.add_argument("--max-length", type=int, default=25)
+    g.add_argument("--unlimited", action="store_true", help="accept unlimited (money) matches")
+    g.add_argument("--min-rating", type=float)
+    g.add_argument("--max-rating", type=float)
+    g.add_argument("--min-experience", type=int)
+    g.add_argument("--max-experience", type=int)
+    g.add_argument("--allow", action="append", default=[], metavar="NAME",
+                   help="accept only these opponents (repeatable)")
+    g.add_argument("--block", action="append", default=[], metavar="NAME",
+                   help="never play these opponents (repeatable)")
+    g.add_argument("--no-bots", action="store_true", help="decline opponents that look like bots")
+    g.add_argument("--cooldown", type=float, default=0.0, metavar="SECONDS",
+                   help="pause before playing the same opponent again")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: decisions, -vv: every line on the wire (never the password)")
+    p.set_defaults(func=run)
+
+
+def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
+    from pathlib import Path
+
+    from .core.errors import FormatError
+    from .daemon.paths import default_paths
+    from .frontends.fibs import FibsAccount, parse_invite, resolve_password
+    from .frontends.invitations import InvitationPolicy
+
+    paths = default_paths()
+    if args.config:
+        from dataclasses import replace
+
+        from .daemon.accounts import fibs_account
+        from .daemon.config import account_frontend_name, load_config
+
+        config = load_config(args.config)
+        entries = list(config.fibs.accounts)
+        if not entries:
+            raise FormatError("fibs.accounts", None, f"{args.config} has no [[fibs.accounts]]")
+        if args.user:
+            entries = [e for e in entries if e.user.lower() == args.user.lower()]
+            if not entries:
+                raise FormatError("--user", args.user, f"not in {args.config}")
+        accounts = []
+        for entry in entries:
+            name = account_frontend_name("fibs", entry)
+            logs = Path(args.logs) if args.logs else config.logs_dir / "fibs" / name
+            state = Path(args.state) if args.state else config.state_dir / f"{name}.policy.json"
+            accounts.append(fibs_account(entry, logs_dir=logs, state_path=state))
+        overrides = {k: v for k, v in (("host", args.host), ("port", args.port),
+                                       ("agent", args.agent)) if v is not None}
+        return [replace(a, **overrides) for a in accounts]
+    if not args.user:
+        raise FormatError("--user", None, "give --user (or --config with [[fibs.accounts]])")
+    password = resolve_password(None)
+    if not password:
+        raise FormatError("password", None, "set $BGBOT_FIBS_PASSWORD (or use --config or the "
+                                            "systemd credential fibs-password)")
+    policy = InvitationPolicy(
+        min_length=args.min_length, max_length=args.max_length, allow_unlimited=args.unlimited,
+        min_rating=args.min_rating, max_rating=args.max_rating,
+        min_experience=args.min_experience, max_experience=args.max_experience,
+        allow=tuple(args.allow), block=tuple(args.block), allow_bots=not args.no_bots,
+        cooldown_seconds=args.cooldown)
+    logs = Path(args.logs) if args.logs else paths.logs_dir / "fibs"
+    state = Path(args.state) if args.state else paths.state_dir / f"fibs-{args.user}.json"
+    return [FibsAccount(
+        user=args.user, password=password, host=args.host or "fibs.com",
+        port=args.port or 4321, agent=args.agent or "heuristic", policy=policy,
+        invite=tuple(parse_invite(i, "--invite") for i in args.invite),
+        greeting=args.greeting, farewell=args.farewell, logs_dir=logs, state_path=state)]
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    from .frontends.fibs import FibsClient
+
+    level = logging.WARNING - 10 * min(2, args.verbose + 1)
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s")
+    accounts = _accounts(args)
+
+    async def main() -> None:
+        clients = [FibsClient(a) for a in accounts]
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stopping.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        waiter = asyncio.create_task(stopping.wait())
+        await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        for client in clients:
+            await client.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        waiter.cancel()
+
+    asyncio.run(main())
+    return 0
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    """``python -m bgbot.cli_fibs ARGS``: the same as ``bgbot fibs ARGS``."""
+    import sys
+
+    from .core.errors import BgbotError
+
+    parser = argparse.ArgumentParser(prog="bgbot")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["fibs", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        result: int = args.func(args)
+    except (BgbotError, ValueError, OSError) as exc:
+        print(f"bgbot fibs: {exc}", file=sys.stderr)
+        return 2
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

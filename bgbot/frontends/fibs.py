@@ -1,0 +1,1173 @@
+"""A bgbot account on FIBS (or any CLIP server): log in, take invitations by policy, play.
+
+`FibsClient` keeps one `FibsAccount` logged in until stopped: asyncio streams, the line reader
+and typed events of `bgbot.frontends.fibs_clip`, reconnects with a jittered `Backoff`, and on
+return resumes the match that was interrupted (FIBS saves it).  Play is driven by the latest
+``board:`` line (FIBS orientation, colour and direction re-read every time), never by prompts;
+prompts and silence only make us ask for ``board`` again (reference/online-servers.md §1, §4.4).
+
+Every match is logged as a ``.mat`` file (`bgbot.formats.mat`, rewritten atomically at each game
+end) rebuilt from what the server tells both players -- FIBS shows both sides' rolls and moves --
+by replaying them through a core `Game` (`MatchMirror`); a game the mirror cannot follow (for
+instance one begun before a restart) is left out and said so in the event log.  Every game
+event also goes to the optional ``listener`` (a dict per event, for the daemon's store) and to a
+JSON-lines log beside the ``.mat`` files.  The password is never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import logging
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..agents.base import Agent
+from ..core.errors import FormatError, IllegalAction
+from ..core.game import Game, Phase
+from ..core.position import Play, Position
+from ..core.rules import Rules
+from ..formats.fibsboard import FibsBoard, Request, Side
+from ..formats.mat import MatchRecord, format_match
+from ..formats.notation import format_fibs_move, parse_fibs_move
+from ..players.base import Context, TakeDecision
+from ..referee.matlog import write_atomically
+from . import fibs_clip as clip
+from .backoff import Backoff
+from .gnubg_log import JsonLinesLog
+from .invitations import Invitation, InvitationPolicy, PolicyState, judge
+
+__all__ = ["FibsAccount", "FibsClient", "LoginFailed", "MatchMirror", "fibs_words",
+           "parse_invite", "resolve_password"]
+
+log = logging.getLogger("bgbot.fibs")
+
+CLIP_VERSION = 1008
+WANTED_TOGGLES = {
+    "ready": True, "autoboard": True, "moreboards": True, "notify": True, "double": True,
+    "greedy": False, "automove": False, "autodouble": False, "moves": False, "ratings": False,
+    "bell": False, "report": False, "crawford": True,
+}
+"""The settings a bot needs (§1.5). ``toggle`` flips, so only the ones that differ are sent."""
+
+FIBS_RULES = Rules(jacoby=False, beavers=False)
+Listener = Callable[[dict[str, Any]], None]
+_GAME_COMMANDS = frozenset({"roll", "move", "double", "accept", "reject", "redouble", "resign",
+                            "join"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+@dataclass(frozen=True)
+class FibsAccount:
+    """One account on one CLIP server, and how to play with it.
+
+    ``invite`` lists (opponent, length) pairs the bot invites whenever it is free and they are
+    online and ready (length None = unlimited).  ``greeting``/``farewell``/``decline_message``
+    are ``tell``-ed to the opponent with ``{opponent}`` (and ``{reason}``) filled in; empty =
+    say nothing.  Times are seconds.  ``logs_dir`` None writes no files; ``state_path`` None
+    keeps the invitation state in memory only.
+    """
+
+    user: str
+    password: str = field(repr=False)
+    host: str = "fibs.com"
+    port: int = 4321
+    agent: str = "heuristic"
+    name: str = ""
+    """Frontend name for the daemon (default ``fibs-<user>``)."""
+    client_name: str = "bgbot"
+    policy: InvitationPolicy = InvitationPolicy()
+    invite: tuple[tuple[str, int | None], ...] = ()
+    greeting: str = ""
+    farewell: str = ""
+    decline_message: str = ""
+    logs_dir: Path | None = None
+    state_path: Path | None = None
+    keepalive: float = 120.0
+    retry_after: float = 10.0
+    """Silence (while we are expected to act, or an action is unanswered) before asking for
+    ``board`` again, and the interval of ``join`` retries."""
+    autoroll_grace: float = 2.0
+    """How long to wait for FIBS's automatic roll before sending ``roll`` ourselves."""
+    invite_grace: float = 0.5
+    """Wait this long after an invitation for its WARNING line before answering."""
+    flush_after: float = 0.5
+    """Hand out an unterminated line after this much silence."""
+    connect_timeout: float = 30.0
+    backoff_base: float = 2.0
+    backoff_cap: float = 300.0
+    seed: int = 0
+
+    @property
+    def frontend_name(self) -> str:
+        return self.name or f"fibs-{self.user}"
+
+
+def resolve_password(configured: str | None = None, *, env_var: str = "BGBOT_FIBS_PASSWORD",
+                     credential: str = "fibs-password",
+                     environ: dict[str, str] | None = None) -> str | None:
+    """The password from, in order: the configuration, ``$env_var``, or the systemd credential
+    ``credential`` (``$CREDENTIALS_DIRECTORY/<credential>``, from ``LoadCredential=``)."""
+    env = dict(os.environ) if environ is None else environ
+    if configured:
+        return configured
+    if env.get(env_var):
+        return env[env_var]
+    directory = env.get("CREDENTIALS_DIRECTORY")
+    if directory:
+        path = Path(directory) / credential
+        try:
+            return path.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+    return None
+
+
+def parse_invite(item: object, field_name: str = "invite") -> tuple[str, int | None]:
+    """``"bob:5"``, ``"bob:unlimited"``, ``"bob"`` (5 points) or ``{opponent="bob", length=5}``."""
+    if isinstance(item, dict):
+        name, length = item.get("opponent"), item.get("length", 5)
+    elif isinstance(item, str):
+        name, _, text = item.partition(":")
+        length = None if text == "unlimited" else (int(text) if text.isdigit() else
+                                                   (5 if not text else -1))
+    else:
+        raise FormatError(field_name, item, "an invitation is 'name:length' or a table")
+    if length == "unlimited":
+        length = None
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]+", name):
+        raise FormatError(field_name, item, "the opponent must be a FIBS name (letters and _)")
+    if length is not None and (not isinstance(length, int) or length < 1):
+        raise FormatError(field_name, item, "the length is a positive number or 'unlimited'")
+    return name, length
+
+
+def fibs_words(text: str) -> str:
+    """Move text with FIBS's other words for the bar and off (``b``; ``home``, ``h``, ``o``:
+    BaldLies writes bear-offs as ``6-home``) spelt ``bar`` and ``off``."""
+    def word(found: re.Match[str]) -> str:
+        return "bar" if found.group(0).lower() == "b" else "off"
+    return re.sub(r"(?<![A-Za-z])(?:home|h|o|b)(?![A-Za-z])", word, text, flags=re.IGNORECASE)
+
+
+class LoginFailed(Exception):
+    """The server answered our login line with another ``login:`` prompt."""
+
+
+# ======================================================================= the .mat mirror
+
+
+class MatchMirror:
+    """The match as the server tells it, replayed through a core `Game` for the ``.mat`` file.
+
+    Seat 0 is us (the left column), seat 1 the opponent.  Any action the core refuses marks the
+    current game lost (``broken`` holds why); it is then left out of the file, the score kept
+    from the server's score lines.
+    """
+
+    def __init__(self, me: str, opponent: str, length: int, path: Path | None, *,
+                 resumed: bool = False, rules: Rules = FIBS_RULES) -> None:
+        self.me, self.opponent, self.length, self.path = me, opponent, length, path
+        self.rules = rules
+        self.resumed = resumed
+        self.record = MatchRecord.create(length, (me, opponent), rules)
+        self.score = [0, 0]
+        self.crawford_next = False
+        self.post_crawford = False
+        self.game: Game | None = None
+        self.broken: str | None = "the game began before this mirror" if resumed else None
+        self.pending: Play | None = None
+        self.games_seen = 0
+        self.games_lost = 0
+
+    # ---------------------------------------------------------------- bookkeeping
+
+    def set_score(self, mine: int, theirs: int) -> None:
+        """Take the server's score (score lines, resume lines) as the truth.
+
+        Without the history (a match resumed after a restart) the Crawford state is a guess:
+        both at N-1 is post-Crawford; one at N-1 is taken to mean the Crawford game comes next.
+        Play does not depend on the guess (the board's may-double flag decides), only the
+        ``.mat`` marking does."""
+        self.score = [mine, theirs]
+        away = self.length - 1
+        if not self.length or not self.rules.crawford or away not in self.score \
+                or max(self.score) >= self.length:
+            return
+        if self.score[0] == self.score[1]:
+            self.crawford_next, self.post_crawford = False, True
+        elif not self.post_crawford:
+            self.crawford_next = True
+
+    def new_game(self) -> None:
+        self.games_seen += 1
+        self.pending = None
+        try:
+            self.game = Game(self.rules, self.length, tuple(self.score), crawford=self.crawford_next,
+                             post_crawford=self.post_crawford)
+            self.broken = None
+        except IllegalAction as exc:
+            self.game, self.broken = None, str(exc)
+
+    def _do(self, what: str, action: Callable[[Game], object]) -> None:
+        if self.game is None or self.broken is not None:
+            return
+        try:
+            action(self.game)
+        except (IllegalAction, FormatError) as exc:
+            self.broken = f"{what}: {exc}"
+            log.warning("%s: the .mat record lost game %d (%s)", self.opponent, self.games_seen,
+                        self.broken)
+
+    def opening(self, my_die: int, their_die: int) -> None:
+        self._do("opening roll", lambda g: g.opening_roll(my_die, their_die))
+
+    def rolled(self, seat: int, dice: tuple[int, int]) -> None:
+        if seat == 1:
+            self.commit_pending()
+        def roll(g: Game) -> None:
+            if g.phase is not Phase.ROLL or g.seat_on_roll != seat:
+                raise IllegalAction(f"seat {seat} rolled {dice} in phase {g.phase.value}")
+            g.roll(dice)
+        self._do("roll", roll)
+
+    def moved(self, seat: int, text: str, direction: int) -> None:
+        """The opponent's ``moves`` text; ``direction`` is theirs (tried both ways if needed)."""
+        def move(g: Game) -> None:
+            if g.phase is not Phase.MOVE or g.seat_on_roll != seat or g.dice is None:
+                raise IllegalAction(f"seat {seat} moved in phase {g.phase.value}")
+            words = fibs_words(text)
+            try:
+                play = parse_fibs_move(words, g.position, g.dice, direction)
+            except (IllegalAction, FormatError):
+                play = parse_fibs_move(words, g.position, g.dice, -direction)
+            g.move(play)
+        self._do("move", move)
+
+    def play_ours(self, play: Play) -> None:
+        """We sent ``play``; it counts once the server shows it was taken (`commit_pending`)."""
+        self.pending = play
+
+    def commit_pending(self, board: Position | None = None) -> None:
+        """Apply our pending play: when the opponent acts next, or when ``board`` (our view)
+        shows its result."""
+        play, self.pending = self.pending, None
+        if play is None or self.game is None or self.broken is not None:
+            return
+        if board is not None:
+            after = self.game.position.apply(play) if self.game.seat_on_roll == 0 else None
+            if after is None or board != after:
+                self.pending = play  # not yet taken
+                return
+        def move(g: Game) -> None:
+            if g.phase is not Phase.MOVE or g.seat_on_roll != 0:
+                raise IllegalAction("our play came when we were not to move")
+            g.move(play)
+        self._do("our move", move)
+
+    def cant_move(self, seat: int) -> None:
+        def dance(g: Game) -> None:
+            if g.phase is not Phase.MOVE or g.seat_on_roll != seat:
+                raise IllegalAction(f"seat {seat} cannot move in phase {g.phase.value}")
+            g.move(Play())
+        self._do("no move", dance)
+
+    def doubled(self, seat: int) -> None:
+        if seat == 1:
+            self.commit_pending()
+        self._do("double", lambda g: g.double())
+
+    def taken(self) -> None:
+        self._do("take", lambda g: g.take())
+
+    def dropped(self) -> None:
+        self._do("drop", lambda g: g.drop())
+
+    def resigned(self, seat: int, points: int) -> None:
+        if seat == 1:
+            self.commit_pending()
+        def resign(g: Game) -> None:
+            value = max(1, min(3, points // max(1, g.cube_value)))
+            g.resign(seat, value)
+        self._do("resign", resign)
+
+    def resignation_answered(self, accepted: bool) -> None:
+        self._do("resignation answer",
+                 lambda g: g.accept_resignation() if accepted else g.reject_resignation())
+
+    def game_over(self, winner: int, points: int) -> bool:
+        """Close the game (idempotent per game); True when it was recorded in the file."""
+        if self.game is None and self.broken is None:
+            return False  # already closed
+        self.commit_pending()  # our winning move: no board follows it
+        game, self.game = self.game, None
+        recorded = False
+        if game is not None and self.broken is None:
+            outcome = game.outcome
+            if outcome is None or outcome.winner != winner:
+                self.broken = f"the server's result ({winner}, {points}) is not the game's {outcome}"
+                log.warning("%s: the .mat record lost game %d (%s)", self.opponent,
+                            self.games_seen, self.broken)
+            else:
+                if outcome.points != points:
+                    # BaldLies announces drops and resignations without the cube; its score
+                    # line (which `set_score` follows) agrees with the rules.
+                    log.warning("%s: the server announced %d points, the rules give %d",
+                                self.opponent, points, outcome.points)
+                    points = outcome.points
+                self.record.add_game(game, tuple(self.score), crawford=game.crawford)
+                recorded = True
+        if not recorded:
+            self.games_lost += 1
+        self.broken = None
+        self.score[winner] += points
+        if self.length and self.rules.crawford:
+            if self.crawford_next:
+                self.post_crawford = True
+            self.crawford_next = (not self.post_crawford and max(self.score) < self.length
+                                  and self.length - 1 in self.score)
+        self.write()
+        return recorded
+
+    def write(self) -> None:
+        if self.path is not None and self.record.games:
+            write_atomically(self.path, format_match(self.record))
+
+    def crawford_flags(self) -> tuple[bool, bool] | None:
+        """(Crawford game, post-Crawford) when the mirror knows; None otherwise."""
+        if self.game is not None:
+            return self.game.crawford, self.game.post_crawford
+        return None
+
+
+# ======================================================================= the client
+
+
+@dataclass
+class _PendingInvitation:
+    event: clip.Invited
+    at: float
+    warned: bool = False
+    asked_who: bool = False
+
+
+def _is_bot(name: str, who: clip.WhoInfo | None) -> bool | None:
+    """A guess: FIBS has no bot flag. Bots' names, clients or e-mails say "bot" by custom."""
+    texts = [name] + ([who.client, who.email] if who is not None else [])
+    if any("bot" in t.lower() for t in texts):
+        return True
+    return False if who is not None else None
+
+
+class FibsClient:
+    """Keeps ``account`` logged in and playing until `stop` (see the module docstring)."""
+
+    def __init__(self, account: FibsAccount, *, agent: Agent | None = None,
+                 listener: Listener | None = None, clock: Callable[[], float] = time.time,
+                 rng: random.Random | None = None) -> None:
+        self.account = account
+        self.agent = agent
+        self.listener = listener
+        self.clock = clock
+        self.backoff = Backoff(account.backoff_base, max(account.backoff_cap, account.backoff_base),
+                               rng=rng or random.Random(account.seed))
+        self.state = PolicyState(account.state_path)
+        self.events_log = (JsonLinesLog(account.logs_dir / f"{_safe(account.user)}-events.jsonl")
+                           if account.logs_dir is not None else None)
+        self._stop = asyncio.Event()
+        self._writer: asyncio.StreamWriter | None = None
+        self._phase = "stopped"
+        self._connects = 0
+        self._connected_since: float | None = None
+        self._last_error: str | None = None
+        self._next_retry: float | None = None
+        self.matches_finished = 0
+        # match state, kept across reconnects
+        self.mirror: MatchMirror | None = None
+        self.opponent: str | None = None
+        self._saved: set[str] = set()
+        self._reset_connection_state()
+
+    # ---------------------------------------------------------------- public
+
+    async def run(self) -> None:
+        """Connect, play, reconnect after failures with backoff, until `stop`."""
+        own_agent = self.agent is None
+        if self.agent is None:
+            from ..agents.spec import create_agent
+            self.agent = create_agent(self.account.agent, seed=self.account.seed)
+        await self.agent.start()
+        try:
+            while not self._stop.is_set():
+                try:
+                    await self._session()
+                    self._last_error = None
+                except LoginFailed as exc:
+                    self._last_error = str(exc)
+                    self._emit("login_failed", reason=str(exc))
+                except (OSError, asyncio.TimeoutError, EOFError) as exc:
+                    self._last_error = f"{type(exc).__name__}: {exc}"
+                    self._emit("connection_error", reason=self._last_error)
+                finally:
+                    self._connected_since = None
+                    self._writer = None
+                if self._stop.is_set():
+                    break
+                delay = self.backoff.next_delay()
+                self._phase = "backoff"
+                self._next_retry = self.clock() + delay
+                log.info("%s: reconnecting in %.1f s", self.account.user, delay)
+                try:
+                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
+                except asyncio.TimeoutError:
+                    pass
+                self._next_retry = None
+        finally:
+            self._phase = "stopped"
+            if own_agent and self.agent is not None:
+                await self.agent.close()
+            if self.events_log is not None:
+                self.events_log.close()
+
+    async def stop(self) -> None:
+        """Log out (``bye``) and end `run`."""
+        self._stop.set()
+        writer = self._writer
+        if writer is not None:
+            try:
+                writer.write(b"bye\r\n")
+                await writer.drain()
+            except (OSError, RuntimeError):
+                pass
+            writer.close()
+
+    def status(self) -> dict[str, Any]:
+        """For the daemon's ``frontend_list``."""
+        mirror = self.mirror
+        return {
+            "name": self.account.frontend_name, "kind": "fibs", "host": self.account.host,
+            "port": self.account.port, "user": self.account.user, "state": self._phase,
+            "connected_since": self._connected_since, "connects": self._connects,
+            "opponent": self.opponent,
+            "match_length": mirror.length if mirror else None,
+            "score": list(mirror.score) if mirror else None,
+            "matches_finished": self.matches_finished, "saved_matches": sorted(self._saved),
+            "last_error": self._last_error,
+            "next_retry_in": (max(0.0, self._next_retry - self.clock())
+                              if self._next_retry is not None else None),
+        }
+
+    # ---------------------------------------------------------------- connection
+
+    def _reset_connection_state(self) -> None:
+        self._login_sent = False
+        self._logged_in = False
+        self._in_motd = False
+        self._refused: set[str] = set()
+        self._settings_done = False
+        self._who: dict[str, clip.WhoInfo] = {}
+        self._online: set[str] = set()
+        self._board: FibsBoard | None = None
+        self._board_raw = ""
+        self._acted_key: str | None = None
+        self._board_due: float | None = None
+        self._roll_due: float | None = None
+        self._join_due: float | None = None
+        self._last_board_request = 0.0
+        self._board_misses = 0
+        self._last_action_at = 0.0
+        self._pending_inv: dict[str, _PendingInvitation] = {}
+        self._last_inviter: str | None = None
+        self._invited_at: dict[str, float] = {}
+        self._joining_until: float | None = None
+        self._last_rx = self.clock()
+        self._last_tx = self.clock()
+        self._declined_resign = 0
+        self._resign_sent = 0
+        self._resign_pending = False
+        self._verify_mirror = False
+        self._answered_double = False
+        self._after_login_done = False
+        self._logged_in_at = 0.0
+
+    async def _session(self) -> None:
+        account = self.account
+        self._phase = "connecting"
+        self._reset_connection_state()
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(account.host, account.port), account.connect_timeout)
+        self._writer = writer
+        self._connects += 1
+        self._connected_since = self.clock()
+        self._emit("connect", host=account.host, port=account.port)
+        queue: asyncio.Queue[clip.Event | None] = asyncio.Queue()
+        reader_task = asyncio.create_task(self._read(reader, queue))
+        started = self.clock()
+        reason = "closed by server"
+        try:
+            while not self._stop.is_set():
+                try:
+                    event = await asyncio.wait_for(queue.get(), timeout=0.1)
+                except asyncio.TimeoutError:
+                    event = None
+                    if not queue.empty():
+                        continue
+                else:
+                    if event is None:
+                        break
+                    self._last_rx = self.clock()
+                    await self._handle(event)
+                if not self._login_sent and self.clock() - started > 10:
+                    self._send_login()
+                await self._timers()
+            else:
+                reason = "stopped"
+        finally:
+            reader_task.cancel()
+            try:
+                writer.close()
+            except RuntimeError:
+                pass
+            self._writer = None
+            self._phase = "disconnected"
+            self._emit("disconnect", reason=reason)
+            if self.opponent is not None:
+                self._saved.add(self.opponent)  # the server saves an interrupted match
+                self.opponent = None
+            self.state.set_busy(False)
+
+    async def _read(self, reader: asyncio.StreamReader,
+                    queue: asyncio.Queue[clip.Event | None]) -> None:
+        splitter = clip.LineSplitter()
+        try:
+            while True:
+                try:
+                    data = await asyncio.wait_for(reader.read(65536), self.account.flush_after)
+                except asyncio.TimeoutError:
+                    lines = splitter.flush()
+                else:
+                    if not data:
+                        for line in splitter.flush():
+                            queue.put_nowait(self._parse(line))
+                        break
+                    lines = splitter.feed(data)
+                for line in lines:
+                    queue.put_nowait(self._parse(line))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            queue.put_nowait(None)
+
+    def _parse(self, line: str) -> clip.Event:
+        log.debug("%s <- %s", self.account.user, line)
+        event = clip.parse_line(line)
+        if isinstance(event, (clip.MotdStart, clip.MotdEnd)):
+            self._in_motd = isinstance(event, clip.MotdStart)
+        elif isinstance(event, clip.Unknown) and not self._in_motd and self._logged_in:
+            log.info("%s: unknown line %r", self.account.user, event.text)
+        return event
+
+    def _send(self, command: str) -> None:
+        if self._writer is None or self._writer.is_closing():
+            return
+        if command.split(" ", 1)[0] in _GAME_COMMANDS:
+            self._last_action_at = self.clock()
+        shown = command if not command.startswith("login ") else \
+            " ".join(command.split()[:4] + ["********"])
+        log.debug("%s -> %s", self.account.user, shown)
+        self._writer.write(command.encode("utf-8") + b"\r\n")
+        self._last_tx = self.clock()
+
+    def _send_login(self) -> None:
+        account = self.account
+        self._login_sent = True
+        self._send(f"login {account.client_name} {CLIP_VERSION} {account.user} {account.password}")
+
+    # ---------------------------------------------------------------- events
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        record = {"t": round(self.clock(), 3), "event": event, "account": self.account.frontend_name,
+                  **fields}
+        if self.events_log is not None:
+            self.events_log.write(event, account=self.account.frontend_name, **fields)
+        if self.listener is not None:
+            try:
+                self.listener(record)
+            except Exception:  # a broken listener must not stop play
+                log.exception("%s: event listener failed", self.account.user)
+
+    def _is_me(self, name: str) -> bool:
+        return name == clip.YOU or name.lower() == self.account.user.lower()
+
+    def _seat(self, name: str) -> int:
+        return 0 if self._is_me(name) else 1
+
+    async def _handle(self, event: clip.Event) -> None:  # noqa: C901 - one dispatch table
+        now = self.clock()
+        if isinstance(event, clip.LoginPrompt):
+            if self._login_sent:
+                raise LoginFailed(f"the server refused the login of {self.account.user}")
+            self._send_login()
+        elif isinstance(event, clip.Welcome):
+            self._logged_in = True
+            self._logged_in_at = now
+            self._phase = "logged_in"
+            self.backoff.reset()
+            self._emit("login", user=event.name)
+        elif isinstance(event, clip.OwnInfo):
+            if not self._settings_done:
+                self._settings_done = True
+                self._send("set boardstyle 3")
+                for key, wanted in WANTED_TOGGLES.items():
+                    if key in event.settings and event.settings[key] != wanted:
+                        self._send(f"toggle {key}")
+        elif isinstance(event, clip.WhoInfo):
+            self._who[event.name.lower()] = event
+            self._online.add(event.name.lower())
+            if event.ready and event.name.lower() in self._refused:
+                self._refused.discard(event.name.lower())
+                self._invited_at.pop(event.name.lower(), None)  # invite again now
+            self._maybe_resume_with(event.name)
+            waiting = self._pending_inv.get(event.name.lower())
+            if waiting is not None and waiting.asked_who:
+                waiting.at = now - self.account.invite_grace  # what we waited for
+        elif isinstance(event, clip.WhoEnd):
+            self._after_login()
+        elif isinstance(event, clip.UserLoggedIn):
+            self._online.add(event.name.lower())
+            self._maybe_resume_with(event.name)
+        elif isinstance(event, clip.UserLoggedOut):
+            self._online.discard(event.name.lower())
+            self._who.pop(event.name.lower(), None)
+        elif isinstance(event, clip.Invited):
+            self._last_inviter = event.name
+            self._pending_inv[event.name.lower()] = _PendingInvitation(event, now)
+        elif isinstance(event, clip.SavedMatchWarning):
+            # The warning names no one: it belongs to the last invitation.
+            last = self._pending_inv.get((self._last_inviter or "").lower())
+            if last is not None:
+                last.warned = True
+        elif isinstance(event, clip.MatchStarted):
+            self._start_match(event.opponent, event.length or 0, resumed=False)
+        elif isinstance(event, clip.MatchLoaded):
+            self._start_match(event.opponent, None, resumed=True)
+        elif isinstance(event, clip.ResumeInfo):
+            self._resume_info(event)
+        elif isinstance(event, clip.NewGame):
+            self._join_due = None
+            self._declined_resign = 0
+            self._resign_pending = False
+            self._acted_key = None
+            self._verify_mirror = False
+            if self.mirror is not None:
+                self.mirror.new_game()
+                self._emit("game_start", opponent=self.opponent, game=self.mirror.games_seen,
+                           score=list(self.mirror.score))
+        elif isinstance(event, clip.OpeningRoll):
+            if self._is_me(event.first):
+                mine, theirs = event.first_die, event.second_die
+            else:
+                mine, theirs = event.second_die, event.first_die
+            if self.mirror is not None:
+                if self.mirror.game is None:
+                    # BaldLies starts the next game of a loaded match without "Starting a new game".
+                    self.mirror.new_game()
+                    self._emit("game_start", opponent=self.opponent, game=self.mirror.games_seen,
+                               score=list(self.mirror.score))
+                self.mirror.opening(mine, theirs)
+            self._emit("opening_roll", dice=[mine, theirs])
+        elif isinstance(event, clip.Rolled):
+            seat = self._seat(event.name)
+            if seat == 0:
+                self._roll_due = None
+                self._board_due = None
+            if self.mirror is not None:
+                self.mirror.rolled(seat, event.dice)
+            self._emit("roll", seat=seat, dice=list(event.dice))
+        elif isinstance(event, clip.Moved):
+            if not self._is_me(event.name) and self.mirror is not None:
+                direction = -self._board.direction if self._board is not None else 1
+                self.mirror.moved(1, event.text, direction)
+            self._emit("move", seat=self._seat(event.name), text=event.text)
+        elif isinstance(event, (clip.RollPrompt, clip.PleaseMove)):
+            # A prompt is only a hint: if our board does not say the same, the board is stale.
+            board = self._board
+            expected = Request.ROLL_OR_DOUBLE if isinstance(event, clip.RollPrompt) else Request.MOVE
+            if board is None or board.kind is not expected or board.to_act is not Side.ME:
+                self._request_board()
+        elif isinstance(event, clip.OnlyMove):
+            self._board_due = now + 0.5
+        elif isinstance(event, clip.CantMove):
+            seat = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.cant_move(seat)
+            self._emit("cant_move", seat=seat)
+            self._board_due = now + min(1.0, self.account.retry_after)
+        elif isinstance(event, clip.Doubled):
+            seat = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.doubled(seat)
+            self._emit("double", seat=seat)
+            if seat == 1:
+                self._answered_double = False
+                await self._answer_double()
+            else:
+                self._board_due = now + self.account.retry_after
+        elif isinstance(event, clip.DoubleAccepted):
+            if self.mirror is not None:
+                self.mirror.taken()
+            self._emit("take", seat=self._seat(event.name), cube=event.cube)
+            self._board_due = now + min(1.0, self.account.retry_after)
+        elif isinstance(event, clip.DoubleRejected):
+            seat = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.dropped()
+            self._emit("drop", seat=seat, points=event.points)
+            self._game_over(1 - seat, event.points, "drop")
+        elif isinstance(event, clip.ResignOffered):
+            seat = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.resigned(seat, event.points)
+            self._emit("resign", seat=seat, points=event.points)
+            if seat == 1:
+                await self._answer_resignation(event.points)
+        elif isinstance(event, clip.ResignAccepted):
+            self._resign_pending = False
+            accepter = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.resignation_answered(True)
+            self._emit("resign_answer", seat=accepter, accepted=True)
+            self._game_over(accepter, event.points, "resign")
+        elif isinstance(event, clip.ResignRejected):
+            self._resign_pending = False
+            rejecter = self._seat(event.name)
+            if self.mirror is not None:
+                self.mirror.resignation_answered(False)
+            if rejecter == 1:
+                self._declined_resign = max(self._declined_resign, self._resign_sent)
+            self._emit("resign_answer", seat=rejecter, accepted=False)
+            self._acted_key = None
+            if rejecter == 1:
+                await self._act()  # our turn goes on; FIBS sends no new board here
+            else:
+                self._board_due = now + min(1.0, self.account.retry_after)
+        elif isinstance(event, clip.GameWon):
+            self._game_over(self._seat(event.name), event.points, "normal")
+        elif isinstance(event, clip.ScoreLine):
+            self._score_line(event)
+        elif isinstance(event, clip.JoinPrompt):
+            self._send("join")
+            self._join_due = now + self.account.retry_after
+        elif isinstance(event, clip.WaitForJoin):
+            self._join_due = None
+        elif isinstance(event, clip.MatchWon):
+            self._match_over(event)
+        elif isinstance(event, clip.GameSaved):
+            self._interrupted(event)
+        elif isinstance(event, clip.BoardLine):
+            await self._on_board(event)
+        elif isinstance(event, clip.Chat):
+            if self.opponent and event.name.lower() == self.opponent.lower() \
+                    and event.text.strip().lower() in ("move", "roll", "join", "board"):
+                self._acted_key = None
+                self._board_due = now
+                if event.text.strip().lower() == "join":
+                    self._join_due = now
+        elif isinstance(event, clip.ServerMessage):
+            self._server_message(event)
+        elif isinstance(event, clip.ConnectionTimedOut):
+            self._emit("server_timeout")
+
+    # ---------------------------------------------------------------- invitations
+
+    def _after_login(self) -> None:
+        if self._after_login_done or not self._logged_in:
+            return
+        self._after_login_done = True
+        self._phase = "idle"
+        if self.opponent is not None:
+            self._saved.add(self.opponent)
+        for name in sorted(self._saved):
+            self._maybe_resume_with(name)
+
+    def _maybe_resume_with(self, name: str) -> None:
+        """Invite a returning opponent to resume our saved match with them."""
+        if not self._after_login_done or self.state.busy:
+            return
+        key = name.lower()
+        if key not in {s.lower() for s in self._saved} or key not in self._online:
+            return
+        now = self.clock()
+        if now - self._invited_at.get(key, -1e9) < 2 * self.account.retry_after:
+            return
+        self._invited_at[key] = now
+        self._send(f"invite {name}")
+        self._emit("invite_sent", opponent=name, length=None, resume=True)
+
+    def _decide_invitation(self, pending: _PendingInvitation) -> None:
+        inv = pending.event
+        who = self._who.get(inv.name.lower())
+        policy = self.account.policy
+        needs_who = any(x is not None for x in (policy.min_rating, policy.max_rating,
+                                                policy.min_experience, policy.max_experience))
+        if who is None and needs_who and not pending.asked_who:
+            pending.asked_who = True
+            pending.at = self.clock() + 2.0
+            self._send(f"rawwho {inv.name}")
+            return
+        self._pending_inv.pop(inv.name.lower(), None)
+        invitation = Invitation(inv.name, inv.length, who.rating if who else None,
+                                who.experience if who else None, _is_bot(inv.name, who), inv.resume)
+        verdict = judge(policy, invitation, self.state, self.clock())
+        self._emit("invitation", opponent=inv.name, length=inv.length, resume=inv.resume,
+                   accept=verdict.accept, reason=verdict.reason, warned=pending.warned)
+        if not verdict.accept:
+            log.info("%s: declining %s: %s", self.account.user, inv.name, verdict.reason)
+            if self.account.decline_message:
+                self._send(f"tell {inv.name} " + self.account.decline_message.format(
+                    opponent=inv.name, reason=verdict.reason))
+            return
+        log.info("%s: %s", self.account.user, verdict.reason)
+        if pending.warned and not inv.resume:
+            # Joining would throw away our saved match with them: offer to resume it instead.
+            self._saved.add(inv.name)
+            self._invited_at.pop(inv.name.lower(), None)
+            self._maybe_resume_with(inv.name)
+            return
+        self.state.set_busy(True)
+        self._joining_until = self.clock() + max(10.0, 2 * self.account.retry_after)
+        self._send(f"join {inv.name}")
+
+    def _invite_configured(self) -> None:
+        if self.state.busy or not self._after_login_done:
+            return
+        now = self.clock()
+        saved = {name.lower() for name in self._saved}
+        for name in sorted(self._saved):
+            self._maybe_resume_with(name)  # a saved match comes first
+        for name, length in self.account.invite:
+            key = name.lower()
+            if key in saved:
+                continue
+            who = self._who.get(key)
+            if key not in self._online or (who is not None and (not who.ready or who.opponent)):
+                continue
+            if now - self._invited_at.get(key, -1e9) < max(60.0, 6 * self.account.retry_after):
+                continue
+            last = self.state.last_match_end(name)
+            if last is not None and now - last < self.account.policy.cooldown_seconds:
+                continue
+            self._invited_at[key] = now
+            self._send(f"invite {name} {'unlimited' if length is None else length}")
+            self._emit("invite_sent", opponent=name, length=length, resume=False)
+            return
+
+    # ---------------------------------------------------------------- match
+
+    def _mat_path(self, opponent: str, length: int, resumed: bool) -> Path | None:
+        if self.account.logs_dir is None:
+            return None
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        kind = f"{length}pt" if length else "money"
+        suffix = "-resumed" if resumed else ""
+        return self.account.logs_dir / (f"{stamp}-{_safe(self.account.user)}-vs-{_safe(opponent)}"
+                                        f"-{kind}{suffix}.mat")
+
+    def _start_match(self, opponent: str, length: int | None, *, resumed: bool) -> None:
+        self.state.set_busy(True)
+        self._joining_until = None
+        self._saved = {s for s in self._saved if s.lower() != opponent.lower()}
+        self.opponent = opponent
+        self._phase = "playing"
+        self._acted_key = None
+        self._answered_double = False
+        same = self.mirror is not None and self.mirror.opponent.lower() == opponent.lower()
+        if resumed and same:
+            self._verify_mirror = True
+            self._emit("match_resumed", opponent=opponent, mirror=True)
+        else:
+            known = length if length is not None else 0
+            self.mirror = MatchMirror(self.account.user, opponent, known,
+                                      self._mat_path(opponent, known, resumed), resumed=resumed)
+            self._emit("match_resumed" if resumed else "match_start", opponent=opponent,
+                       length=length, mirror=False)
+            if not resumed and self.account.greeting:
+                self._send(f"tell {opponent} " + self.account.greeting.format(opponent=opponent))
+        if resumed:
+            self._board_due = self.clock() + min(1.0, self.account.retry_after)
+
+    def _resume_info(self, event: clip.ResumeInfo) -> None:
+        mirror = self.mirror
+        if mirror is None or not mirror.resumed or mirror.games_seen:
+            return
+        if event.key == "match length" and event.value.isdigit() and not mirror.length:
+            mirror.length = int(event.value)
+            mirror.record.length = mirror.length
+            mirror.path = self._mat_path(mirror.opponent, mirror.length, True)
+        elif event.key == "points" and event.name is not None and event.value.isdigit():
+            mirror.score[self._seat(event.name)] = int(event.value)
+            mirror.set_score(*mirror.score)
+
+    def _game_over(self, winner: int, points: int, ending: str) -> None:
+        self._acted_key = None
+        self._board_due = None
+        self._roll_due = None
+        mirror = self.mirror
+        if mirror is None:
+            return
+        if mirror.game is None and mirror.broken is None:
+            return  # already closed by an earlier line of the same ending
+        game_no = mirror.games_seen
+        recorded = mirror.game_over(winner, points)
+        self._emit("game_end", opponent=self.opponent, game=game_no, winner=winner, points=points,
+                   ending=ending, score=list(mirror.score), recorded=recorded)
+        if not recorded:
+            self._emit("mirror_lost", game=game_no)
+
+    def _score_line(self, event: clip.ScoreLine) -> None:
+        mirror = self.mirror
+        if mirror is None:
+            return
+        mine = theirs = None
+        for name, points in event.scores.items():
+            if self._is_me(name):
+                mine = points
+            elif name.lower() == mirror.opponent.lower():
+                theirs = points
+        if mine is not None and theirs is not None and [mine, theirs] != mirror.score:
+            log.warning("%s: score line %s-%s differs from ours %s; taking the server's",
+                        self.account.user, mine, theirs, mirror.score)
+            mirror.set_score(mine, theirs)
+
+    def _match_over(self, event: clip.MatchWon) -> None:
+        mirror = self.mirror
+        opponent = self.opponent or (mirror.opponent if mirror else "")
+        if mirror is not None:
+            mirror.write()
+        self._emit("match_end", opponent=opponent, winner=self._seat(event.name),
+                   length=event.length, score=[event.winner_score, event.loser_score],
+                   mat=str(mirror.path) if mirror and mirror.path else None,
+                   games_recorded=len(mirror.record.games) if mirror else 0,
+                   games_lost=mirror.games_lost if mirror else 0)
+        if opponent:
+            self.state.record_match_end(opponent, self.clock())
+            if self.account.farewell:
+                self._send(f"tell {opponent} " + self.account.farewell.format(opponent=opponent))
+        self.matches_finished += 1
+        self.mirror = None
+        self.opponent = None
+        self.state.set_busy(False)
+        self._phase = "idle"
+        self._board = None
+        self._join_due = None
+
+    def _interrupted(self, event: clip.GameSaved) -> None:
+        opponent = self.opponent or event.name
+        self._emit("match_saved", opponent=opponent, how=event.how)
+        if opponent and opponent != clip.YOU:
+            self._saved.add(opponent)
+        self.state.set_busy(False)
+        self._phase = "idle"
+        self._board = None
+        self._board_due = self._roll_due = self._join_due = None
+
+    def _server_message(self, event: clip.ServerMessage) -> None:
+        text = event.text
+        lowered = text.lower()
+        refusing = re.match(r"(\S+) is refusing games", text)
+        if refusing:
+            self._refused.add(refusing.group(1).lower())
+        if self._joining_until is not None and (
+                "refusing" in lowered or "didn't invite" in lowered or "join who" in lowered
+                or "already playing" in lowered or "corrupt" in lowered):
+            self._joining_until = None
+            self.state.set_busy(self.opponent is not None)
+            self._emit("join_failed", reason=text)
+            return
+        if "unknown command" in lowered:
+            return  # e.g. BaldLies adds "** Unknown command: 'board'" to its board reply
+        recent = self.clock() - self._last_action_at < self.account.retry_after
+        if self.opponent is not None and self._board is not None and recent:
+            # Probably an error about our last command: look at the board again.
+            self._acted_key = None
+            self._board_due = self.clock() + min(1.0, self.account.retry_after)
+
+    # ---------------------------------------------------------------- play
+
+    def _crawford(self, board: FibsBoard, raw: str) -> tuple[bool, bool]:
+        flags = self.mirror.crawford_flags() if self.mirror is not None else None
+        if flags is not None:
+            return flags
+        if board.crawford is not None and board.post_crawford is not None:
+            return board.crawford, board.post_crawford
+        tokens = raw.split(":")
+        nobody_may_double = tokens[38] == "0" and tokens[39] == "0" and board.cube_value == 1
+        return nobody_may_double, not nobody_may_double
+
+    def _context(self, board: FibsBoard, side: Side | None = None) -> Context:
+        crawford, post = self._crawford(board, self._board_raw)
+        return board.context(rules=FIBS_RULES, crawford=crawford, post_crawford=post, side=side)
+
+    async def _on_board(self, event: clip.BoardLine) -> None:
+        now = self.clock()
+        if event.board is None:
+            self._emit("malformed_board", line=event.raw, error=str(event.error))
+            log.warning("%s: malformed board line (%s); asking for the board again",
+                        self.account.user, event.error)
+            if now - self._last_board_request > 1.0:
+                self._request_board()
+            else:
+                self._board_due = self._last_board_request + 1.0
+            return
+        board = event.board
+        if board.my_name != clip.YOU:
+            return  # watching
+        self._board, self._board_raw = board, event.raw
+        self._board_due = None
+        self._board_misses = 0
+        mirror = self.mirror
+        if mirror is not None and mirror.pending is not None:
+            mirror.commit_pending(board.my_view())
+        if self._verify_mirror and mirror is not None and board.kind is not Request.GAME_OVER:
+            self._verify_mirror = False
+            game = mirror.game
+            if game is not None and mirror.broken is None and game.board_for(0) != board.my_view():
+                mirror.broken = "after the resume the server's board differs from the record"
+                self._emit("mirror_lost", game=mirror.games_seen, reason=mirror.broken)
+        if self.opponent is None and board.kind is not Request.GAME_OVER:
+            # A board in a match we did not see start (a resume whose lines we missed).
+            self._start_match(board.opponent_name, board.match_length, resumed=True)
+        await self._act()
+
+    def _request_board(self) -> None:
+        self._answered_double = False  # a TAKE board that comes back is answered again
+        self._board_misses += 1
+        self._last_board_request = self.clock()
+        self._acted_key = None
+        self._send("board")
+        self._emit("board_request")
+
+    async def _act(self) -> None:
+        board, raw = self._board, self._board_raw
+        if board is None or self.agent is None or raw == self._acted_key or self._resign_pending:
+            return
+        if board.kind is Request.GAME_OVER or board.to_act is not Side.ME:
+            return
+        now = self.clock()
+        if board.kind is Request.TAKE:
+            self._acted_key = raw
+            await self._answer_double()
+            return
+        position = board.position
+        context = self._context(board)
+        if board.kind is Request.ROLL_OR_DOUBLE:
+            self._acted_key = raw
+            value = await self.agent.offer_resignation(position, context)
+            if value > self._declined_resign and 1 <= value <= 3:
+                self._resign_sent = value
+                self._resign_pending = True  # no other game command until it is answered
+                self._send("resign " + "ngb"[value - 1])
+                self._board_due = now + self.account.retry_after
+                return
+            tokens = raw.split(":")
+            if tokens[38] == "1" and context.may_double() \
+                    and await self.agent.should_double(position, context):
+                self._send("double")
+                self._board_due = now + self.account.retry_after
+                return
+            if tokens[38] == "1" and context.may_double():
+                self._send("roll")
+                self._board_due = now + self.account.retry_after
+            else:
+                self._roll_due = now + self.account.autoroll_grace  # FIBS should roll for us
+            return
+        # MOVE
+        assert board.dice is not None
+        self._roll_due = None
+        if not position.legal_plays(board.dice) or not board.can_move:
+            return
+        self._acted_key = raw
+        play = await self.agent.choose_play(position, board.dice, context)
+        text = format_fibs_move(play, board.direction)
+        if not text:
+            return
+        if self.mirror is not None:
+            self.mirror.play_ours(play)
+        self._send(f"move {text}")
+        self._emit("move_sent", dice=list(board.dice), text=text, position_id=position.position_id())
+        self._board_due = now + self.account.retry_after
+
+    async def _answer_double(self) -> None:
+        board = self._board
+        if board is None or self.agent is None or self._answered_double:
+            if board is None:
+                self._board_due = self.clock()
+            return
+        self._answered_double = True
+        # The doubler is on roll: their view, context from me.
+        position = board.position if board.on_roll is Side.OPPONENT else board.position.swapped()
+        context = self._context(board, Side.ME)
+        decision = await self.agent.take_decision(position, context)
+        if decision is TakeDecision.BEAVER and board.is_money and board.redoubles:
+            self._send("redouble")
+        elif decision is TakeDecision.DROP:
+            self._send("reject")
+        else:
+            self._send("accept")
+        self._emit("double_answer", decision=decision.value)
+
+    async def _answer_resignation(self, points: int) -> None:
+        board = self._board
+        if self.agent is None:
+            return
+        if board is None:
+            self._send("reject")
+            return
+        value = max(1, min(3, points // max(1, board.cube_value)))
+        position = board.my_view().swapped()  # the resigner's view
+        context = self._context(board, Side.ME)
+        accept = await self.agent.accept_resignation(position, context, value)
+        self._send("accept" if accept else "reject")
+
+    # ---------------------------------------------------------------- timers
+
+    async def _timers(self) -> None:
+        now = self.clock()
+        account = self.account
+        for pending in sorted(self._pending_inv.values(), key=lambda p: p.at):
+            if now - pending.at >= account.invite_grace:
+                self._decide_invitation(pending)
+        if self._joining_until is not None and now > self._joining_until:
+            self._joining_until = None
+            if self.opponent is None:
+                self.state.set_busy(False)
+        if self._roll_due is not None and now >= self._roll_due:
+            self._roll_due = None
+            board = self._board
+            if board is not None and board.kind is Request.ROLL_OR_DOUBLE and board.to_act is Side.ME:
+                self._send("roll")
+                self._board_due = now + account.retry_after
+        if self._board_due is not None and now >= self._board_due:
+            # Unanswered requests back off: 2, 4, 8... times retry_after (at most 64).
+            wait = account.retry_after * 2 ** min(6, self._board_misses + 1)
+            self._board_due = now + wait if self.opponent is not None else None
+            if self.opponent is not None:
+                self._request_board()
+        if self._join_due is not None and now >= self._join_due:
+            self._join_due = now + account.retry_after
+            if self.opponent is not None:
+                self._send("join")
+        if self._logged_in and now - self._last_tx >= account.keepalive:
+            self._send("time" if self.opponent is not None else "show saved")
+        if self._logged_in and not self._after_login_done and now - self._logged_in_at > 5.0:
+            self._after_login()
+        self._invite_configured()
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub("_", name).strip("_") or "player"

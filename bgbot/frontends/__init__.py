@@ -1,7 +1,10 @@
-"""Frontends: programs that drive bgbot (gnubg's external player, and later UBGI, FIBS, bgammon).
+"""Frontends: programs and servers that drive bgbot.
 
-`bgbot.frontends.gnubg_player` is the listener gnubg connects to with
-``set player N external HOST:PORT``.
+- `bgbot.frontends.gnubg_player`: the listener gnubg connects to with
+  ``set player N external HOST:PORT``;
+- `bgbot.frontends.ubgi`: bgbot as a UBGI engine on stdin/stdout;
+- `bgbot.frontends.fibs` (CLIP servers) and `bgbot.frontends.bgammon` (bgammon.org): accounts
+  that play online, with the shared `invitations` policy and `backoff` reconnects.
 """
 
 from .gnubg_player import GnubgPlayerServer, ListenAddress, PlayerServerConfig, ServerStats

@@ -124,6 +124,14 @@ async def play(server: StandinServer, accounts: Sequence[FibsAccount],
     return run
 
 
+async def bounded(step: Awaitable[Any], what: str, seconds: float = 15.0) -> Any:
+    """``await step``, failing with its name instead of hanging the run."""
+    try:
+        return await asyncio.wait_for(step, seconds)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"{what} did not finish within {seconds:g} s") from None
+
+
 def _with_port(a: FibsAccount, port: int) -> FibsAccount:
     from dataclasses import replace
     return replace(a, port=port)
@@ -502,27 +510,32 @@ def test_a_restarted_bot_resumes_the_saved_match_when_invited_back(tmp_path: Pat
                            agent=QuickAgent(), listener=alpha_events.append)
         slow = account("bravo", server.port, tmp_path, backoff_base=30, backoff_cap=30)
         bravo = FibsClient(slow, agent=QuickAgent(), listener=first.append)
+        clients = [alpha, bravo]
         tasks = [asyncio.create_task(alpha.run()), asyncio.create_task(bravo.run())]
         try:
             deadline = time.monotonic() + 20
             while not any(e["event"] == "disconnect" for e in first):
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.05)
-            await bravo.stop()
-            await tasks[1]
+            await bounded(bravo.stop(), "bravo.stop()")
+            await bounded(tasks[1], "bravo.run() after stop()")
             fresh = FibsClient(account("bravo", server.port, tmp_path), agent=QuickAgent(),
                                listener=second.append)
+            clients.append(fresh)
             tasks[1] = asyncio.create_task(fresh.run())
             while not (server.finished and any(e["event"] == "match_end" for e in second)):
                 assert time.monotonic() < deadline, server.transcript[-20:]
                 await asyncio.sleep(0.05)
         finally:
-            await alpha.stop()
+            # stop every client: a bare cancel can be lost in Python 3.11's asyncio.wait_for
+            # (gh-86296) when it meets a queue item, and the client would play on
+            for client in clients:
+                await bounded(client.stop(), "stop()")
             for client_task in tasks:
                 if not client_task.done():
                     client_task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await server.close()
+            await bounded(asyncio.gather(*tasks, return_exceptions=True), "the clients' ends")
+            await bounded(server.close(), "server.close()")
         return alpha_events, second
 
     alpha_events, second = asyncio.run(scenario())

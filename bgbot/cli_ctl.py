@@ -263,6 +263,7 @@ def _print_json(content: Any) -> None:
 
 def _options(pairs: Sequence[str], what: str) -> dict[str, Any]:
     """``KEY=VALUE`` words -> a map with on/off/true/false as booleans and numbers as numbers."""
+    from .agents.spec import option_value
     from .core.errors import BgbotError
 
     out: dict[str, Any] = {}
@@ -271,22 +272,10 @@ def _options(pairs: Sequence[str], what: str) -> dict[str, Any]:
         key = key.strip().replace("-", "_")
         if not eq or not key:
             raise BgbotError(f"{what}: expected KEY=VALUE, got {pair!r}")
-        out[key] = _scalar(raw.strip())
+        out[key] = option_value(raw.strip())
     return out
 
 
-def _scalar(raw: str) -> Any:
-    lowered = raw.lower()
-    if lowered in ("on", "true", "yes"):
-        return True
-    if lowered in ("off", "false", "no"):
-        return False
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            pass
-    return raw
 
 
 def _decision_args(args: argparse.Namespace) -> dict[str, Any]:

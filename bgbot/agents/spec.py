@@ -99,6 +99,22 @@ class _Options:
         raise FormatError(f"agent {self.spec.name!r} option {key}", raw, "expected on/off")
 
 
+def option_value(text: str) -> bool | int | float | str:
+    """An option's text as the value it spells: on/off (true/false, yes/no), an integer, a
+    number, or the text itself (for options passed on to engines and protocol requests)."""
+    lowered = text.lower()
+    if lowered in ("on", "true", "yes"):
+        return True
+    if lowered in ("off", "false", "no"):
+        return False
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 AgentFactory = Callable[[AgentSpec, int], Agent]
 """Builds an agent from its spec and a seed (each seat gets its own noise stream)."""
 

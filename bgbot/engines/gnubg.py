@@ -66,6 +66,7 @@ from ..core.notation import parse_play
 from ..core.position import Play, Position
 from ..formats.fibsboard import Dialect, FibsBoard, Request, Side, format_board
 from ..players.base import Probabilities, TakeDecision
+from .stats import EngineStats
 
 if TYPE_CHECKING:
     from ..agents.spec import AgentSpec
@@ -158,21 +159,8 @@ def gnubg_command(binary: str, prefs: str) -> list[str]:
 # --------------------------------------------------------------------------- statistics
 
 
-@dataclass
-class GnubgStats:
-    """What happened on one engine's connection; read it to see how healthy gnubg was."""
-
-    requests: int = 0
-    starts: int = 0
-    restarts: int = 0
-    """Starts after the first: every one followed a crash, a hang or a lost connection."""
-    timeouts: int = 0
-    crashes: int = 0
-    """Connections lost or processes that died under a request."""
-    error_replies: int = 0
-    """Replies starting with ``Error`` (gnubg could not read our line)."""
-    unusable: int = 0
-    """Answers that failed the rules check (or could not be had) and were replaced."""
+class GnubgStats(EngineStats):
+    """What happened on one gnubg connection (error replies: lines starting ``Error``)."""
 
 
 class GnubgEvaluation(NamedTuple):

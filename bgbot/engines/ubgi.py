@@ -57,6 +57,7 @@ from ..core.notation import parse_play
 from ..core.position import BAR_POINT, OFF_POINT, Play, Position
 from ..formats.gnubgid import GameState, MatchState, encode_gnubgid
 from ..players.base import TakeDecision
+from .stats import EngineStats
 
 if TYPE_CHECKING:
     from ..agents.spec import AgentSpec
@@ -306,18 +307,9 @@ class _Terminated(Exception):
 
 
 @dataclass
-class UbgiStats:
-    """What happened on one engine's connection."""
+class UbgiStats(EngineStats):
+    """What happened on one UBGI engine's connection."""
 
-    requests: int = 0
-    starts: int = 0
-    restarts: int = 0
-    """Starts after the first: each followed a crash or a hang."""
-    timeouts: int = 0
-    crashes: int = 0
-    error_replies: int = 0
-    unusable: int = 0
-    """Answers that failed the rules check and were replaced."""
     fallbacks: int = 0
     """Decisions answered by the fallback agent (unusable, unsupported or unavailable)."""
 

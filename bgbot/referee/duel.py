@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, cast
 
 from ..agents.base import Agent, PlayerAgent
-from ..agents.spec import create_agent, parse_agent_spec
+from ..agents.spec import create_agent, option_value, parse_agent_spec
 from ..core.errors import FormatError
 from ..core.game import Ending, GameOutcome
 from ..core.rules import Rules
@@ -247,24 +247,11 @@ def make_judge(spec: str) -> LuckJudge:
     if factory is None:
         known = sorted(n[: -len("_judge")] for n in dir(luck) if n.endswith("_judge"))
         raise FormatError("luck judge", parsed.name, f"unknown; known: {', '.join(known)}")
-    options = {key: _option_value(value) for key, value in parsed.options.items()}
+    options = {key: option_value(value) for key, value in parsed.options.items()}
     judge: LuckJudge = factory(**options)
     return judge
 
 
-def _option_value(text: str) -> bool | int | float | str:
-    """A judge option's text as the value it spells: on/off, an integer, a number or text."""
-    lowered = text.lower()
-    if lowered in ("on", "true", "yes"):
-        return True
-    if lowered in ("off", "false", "no"):
-        return False
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def play_pair(config: DuelConfig, index: int) -> PairResult:

@@ -92,3 +92,88 @@ def test_daemon_plays_a_fibs_match_between_two_configured_accounts(
     finally:
         assert daemon.stop() == 0
     assert "sesame" not in daemon.log
+
+
+@pytest.fixture()
+def bgammon_standin() -> Iterator[int]:
+    """The bgammon stand-in (not bgammon.org) in its own process; yields its port."""
+    proc = subprocess.Popen([sys.executable, str(HERE / "bgammon_standin.py"), "--port", "0",
+                             "--seed", "3"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=HERE.parent)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r":(\d+)\s*$", line)
+        assert found, line
+        yield int(found.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_daemon_plays_a_bgammon_match_for_a_configured_account(
+        bgammon_standin: int, dirs: DaemonDirs) -> None:
+    import asyncio
+
+    from .bgammon_standin import StandInOpponent
+
+    dirs.write_config('[[bgammon.accounts]]\nuser = "bot_alpha"\nhost = "127.0.0.1"\n'
+                      f'port = {bgammon_standin}\nagent = "pubeval"\nmatch_length = 1\n')
+    daemon = start_daemon(dirs)  # no password: a guest login, as the stand-in has no accounts
+    try:
+        client = daemon.client(timeout=20)
+        record = client.frontends()["frontends"][0]
+        assert (record["name"], record["kind"]) == ("bgammon-bot_alpha", "bgammon")
+        logs = dirs.logs / "bgammon" / "bgammon-bot_alpha"
+
+        def finished_mat() -> Path | None:
+            for path in logs.glob("*.mat") if logs.exists() else []:
+                if re.search(r"Wins \d+ point", path.read_text()):
+                    return path
+            return None
+
+        async def human_plays() -> Path:
+            opponent = StandInOpponent(bgammon_standin, "human", table_of="BOT_alpha", seed=9,
+                                       smart=False)
+            task = asyncio.create_task(opponent.run())
+            try:
+                for _ in range(1800):
+                    found = finished_mat()
+                    if found is not None:
+                        return found
+                    await asyncio.sleep(0.05)
+                raise AssertionError("no finished .mat after 90 s; files: "
+                                     f"{sorted(dirs.logs.rglob('*'))}; daemon log: "
+                                     f"{daemon.log[-3000:]}")
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+        mat = asyncio.run(human_plays())
+        assert " 1 point match" in mat.read_text()
+        with sqlite3.connect(dirs.state / "state.db") as db:
+            stored = db.execute("SELECT count(*) FROM frontend_events WHERE frontend = "
+                                "'bgammon-bot_alpha'").fetchone()[0]
+        assert stored > 0
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_a_refused_login_marks_the_frontend_failed_with_the_servers_words(
+        bgammon_standin: int, dirs: DaemonDirs) -> None:
+    dirs.write_config('[[bgammon.accounts]]\nuser = "bot_alpha"\nhost = "127.0.0.1"\n'
+                      f'port = {bgammon_standin}\nagent = "pubeval"\n')
+    daemon = start_daemon(dirs, env={"BGBOT_BGAMMON_PASSWORD": "sesame"})
+    try:
+        client = daemon.client(timeout=20)
+
+        def failed() -> dict[str, object] | None:
+            record: dict[str, object] = client.frontends()["frontends"][0]
+            return record if record["state"] == "failed" else None
+
+        record = wait_for(failed, timeout=30)
+        assert "No account was found" in str(record["error"])
+        assert client.status()["frontends"]["running"] == 0
+    finally:
+        assert daemon.stop() == 0
+    assert "sesame" not in daemon.log

@@ -214,13 +214,17 @@ class Frontends:
                      state_path=self.state_dir / f"{name}.policy.json", on_event=on_event)
 
     def _ended(self, frontend: Frontend, task: asyncio.Task[Any]) -> None:
-        """A server client's run() returned or failed on its own (not by stop)."""
-        if frontend.state != "running" or task.cancelled():
+        """A server client's run() returned or failed on its own, not by a stop (a refused
+        login, say): the frontend is marked failed with the client's last error."""
+        runner = frontend.runner
+        if frontend.state != "running" or task.cancelled() or runner is None or \
+                getattr(runner, "task", None) is not task:
             return
         error = task.exception()
-        if error is not None:
-            frontend.state, frontend.since, frontend.error = "failed", time.time(), str(error)
-            log.error("frontend %s stopped with an error: %s", frontend.name, error)
+        reason = str(error) if error is not None else str(
+            runner.details().get("status", {}).get("last_error") or "the client stopped")
+        frontend.state, frontend.since, frontend.error = "failed", time.time(), reason
+        log.error("frontend %s stopped: %s", frontend.name, reason)
 
     async def stop(self, frontend: Frontend) -> None:
         if frontend.state not in ("running", "failed") or frontend.runner is None:

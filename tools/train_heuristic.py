@@ -29,6 +29,24 @@ the race model and the exact bear-off database). The first run plays pubeval sel
 iterations play the heuristic with the weights just fitted (Gaussian noise 0.02 for variety)
 and refit on the data of the last two iterations. No gnubg output and no third-party weights
 are used. The output records the command, seeds and data sizes.
+
+Look-ahead targets (``--targets oneply``, heuristic-player.md §3.3 "amplified" estimator): each
+contact position's target is ``--mix``·λ-return + (1 - ``--mix``)·its 1-ply value under the
+weights that played the games (`one_ply_value`: the average over the roller's 21 rolls of the
+0-ply chances after his best play), distilling the look-ahead into the 0-ply heads. About 13 ms
+per position (2,000 games ≈ 80,000 positions ≈ 11 min on 2 cores). Tried for issue 3
+(2026-11-29), starting from the shipped weights exported to JSON (/tmp/distil/base.json):
+
+    python tools/train_heuristic.py --targets oneply --mix 0.25 --iterations 2 --games 2000 \
+        --seed 41 --lam 0.7 --init /tmp/distil/base.json --out /tmp/distil/it2m25.json
+
+(80,334 + 80,987 positions, seeds 41 and 1041; 1-ply targets from the shipped weights, then
+from the first refit). Against pubeval, 0-ply (bench/strength.py --weights): seed 11, 2,000
+pairs: +0.172 ± 0.041 vs +0.155 ± 0.040 for the shipped weights; seed 12, 5,000 pairs:
++0.185 ± 0.026 vs +0.173 ± 0.026; seed 11, 10,000 pairs: +0.169 ± 0.018 (shipped: +0.171).
+No real gain, so those weights were not shipped. Mixes 0, 0.25 and 0.5 on the first
+iteration's data, L2 towards the old weights (``--l2-to-init``) and a third iteration (seed
+2041) screened no better.
 """
 
 from __future__ import annotations
@@ -54,8 +72,12 @@ from bgbot.players.evaluator import (  # noqa: E402
     load_weights,
 )
 from bgbot.players.features import FEATURE_NAMES, feature_vector  # noqa: E402
-from bgbot.players.heuristic import HeuristicPlayer  # noqa: E402
-from bgbot.players.pubeval import PubevalPlayer  # noqa: E402
+from bgbot.core.position import Position  # noqa: E402
+from bgbot.players.base import Probabilities  # noqa: E402
+from bgbot.players.evaluator import _terminal  # noqa: E402
+from bgbot.players.features import ROLLS  # noqa: E402
+from bgbot.players.heuristic import PREFILTER_ABOVE, PREFILTER_KEEP, HeuristicPlayer  # noqa: E402
+from bgbot.players.pubeval import PubevalPlayer, pubeval_score  # noqa: E402
 from tools.gameloop import play_game  # noqa: E402
 
 
@@ -64,14 +86,51 @@ def _flip(v: tuple[float, ...]) -> tuple[float, ...]:
     return (1.0 - v[0], v[3], v[4], v[1], v[2])
 
 
-def _generate(job: tuple[int, int, str, str | None, float, float]
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Play ``count`` games from seed ``start``; return (features, targets) of contact turns.
+def one_ply_value(evaluator: HeuristicEvaluator, position: Position,
+                  keep: int = PREFILTER_KEEP) -> tuple[float, ...]:
+    """The roller's five chances in ``position`` before rolling, looked ahead one ply: the
+    average over his 21 rolls of the 0-ply chances after his best play by cubeless equity
+    (as ``HeuristicPlayer.cube_probabilities``; only pubeval's best ``keep`` plays of each
+    roll are scored: by default those of the 0-ply player's prefilter, ``PREFILTER_KEEP`` when
+    there are more than ``PREFILTER_ABOVE``)."""
+    evaluate = evaluator.evaluate_sides
+    race = position.is_race()
+    total = [0.0] * 5
+    for a, b, weight in ROLLS:
+        results = position.play_results((a, b))
+        if not results:
+            probs = evaluate(position.opponent, position.mover).flipped()
+        else:
+            if len(results) > (PREFILTER_ABOVE if keep == PREFILTER_KEEP else keep):
+                results = sorted(results, key=lambda r: pubeval_score(r[1], race),
+                                 reverse=True)[:keep]
+            best: Probabilities | None = None
+            best_eq = -1e9
+            for _, after in results:
+                done = _terminal(after)
+                ours = done if done is not None else evaluate(after.opponent,
+                                                              after.mover).flipped()
+                eq = ours.equity()
+                if eq > best_eq:
+                    best, best_eq = ours, eq
+            assert best is not None
+            probs = best
+        for k in range(5):
+            total[k] += weight * probs[k]
+    return tuple(t / 36.0 for t in total)
 
-    Targets are λ-returns of the five outputs (λ = 1: the game's result; λ < 1 mixes in the
+
+def _generate(job: tuple[int, int, str, str | None, float, float, str, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play ``count`` games from seed ``start``; return (features, λ-targets, 1-ply targets)
+    of the contact turns.
+
+    λ-targets are λ-returns of the five outputs (λ = 1: the game's result; λ < 1 mixes in the
     evaluator's value of later positions, races and bear-offs included, TD(λ)-style).
+    1-ply targets (``targets`` = "oneply"; else a copy of the λ-targets) are `one_ply_value`
+    of each contact position with the evaluator that played the games.
     """
-    start, count, policy, weights_path, noise, lam = job
+    start, count, policy, weights_path, noise, lam, targets_mode, keep = job
     weights = load_weights(Path(weights_path)) if weights_path else None
     evaluator = HeuristicEvaluator(weights)
     if policy == "pubeval":
@@ -84,6 +143,7 @@ def _generate(job: tuple[int, int, str, str | None, float, float]
         ]
     rows: list[list[float]] = []
     labels: list[tuple[float, ...]] = []
+    oneply: list[tuple[float, ...]] = []
     for seed in range(start, start + count):
         record: list[Any] = []
         winner, points, _ = play_game(players, seed, seed % 2, record)
@@ -91,7 +151,7 @@ def _generate(job: tuple[int, int, str, str | None, float, float]
         outcome = (float(won0), float(won0 and points >= 2), float(won0 and points == 3),
                    float(not won0 and points >= 2), float(not won0 and points == 3))
         # Walk backwards: G_t = (1 - λ) v_{t+1} + λ G_{t+1}, all in seat 0's view.
-        target = outcome
+        target: tuple[float, ...] = outcome
         targets: list[tuple[float, ...]] = [outcome] * len(record)
         for t in range(len(record) - 1, -1, -1):
             targets[t] = target
@@ -104,20 +164,27 @@ def _generate(job: tuple[int, int, str, str | None, float, float]
             if not position.is_contact():
                 continue
             rows.append(feature_vector(position.mover, position.opponent))
-            labels.append(target0 if seat == 0 else _flip(target0))
-    return np.asarray(rows, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+            mine = target0 if seat == 0 else _flip(target0)
+            labels.append(mine)
+            oneply.append(one_ply_value(evaluator, position, keep) if targets_mode == "oneply"
+                          else mine)
+    return (np.asarray(rows, dtype=np.float64), np.asarray(labels, dtype=np.float64),
+            np.asarray(oneply, dtype=np.float64))
 
 
 def generate(games: int, seed: int, policy: str, weights: str | None, noise: float,
-             workers: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
+             workers: int, lam: float, targets: str = "lambda", keep: int = PREFILTER_KEEP
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_generate` over ``games`` games in chunks of 100 on ``workers`` processes."""
     chunk = 100
     jobs = [
-        (seed * 10_000_019 + s, min(chunk, games - s), policy, weights, noise, lam)
+        (seed * 10_000_019 + s, min(chunk, games - s), policy, weights, noise, lam, targets, keep)
         for s in range(0, games, chunk)
     ]
     with multiprocessing.Pool(workers) as pool:
         parts = pool.map(_generate, jobs)
-    return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
+    return (np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts]),
+            np.vstack([p[2] for p in parts]))
 
 
 def _calibration_data(job: tuple[int, int, str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -204,16 +271,19 @@ def calibrate(games: int, seed: int, weights_path: str | None, workers: int,
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, start: np.ndarray | None = None,
-                 iterations: int = 25) -> np.ndarray:
-    """L2-regularised logistic regression by Newton's method (the bias is not penalised)."""
+                 iterations: int = 25, prior: np.ndarray | None = None) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method (the bias is not penalised).
+
+    The penalty pulls the weights towards ``prior`` (zero when None)."""
     n, d = x.shape
     w = np.zeros(d) if start is None else start.copy()
+    centre = np.zeros(d) if prior is None else prior
     penalty = np.full(d, l2 * n)
     penalty[-1] = 0.0
     for _ in range(iterations):
         z = np.clip(x @ w, -30, 30)
         p = 1.0 / (1.0 + np.exp(-z))
-        grad = x.T @ (p - y) + penalty * w
+        grad = x.T @ (p - y) + penalty * (w - centre)
         s = p * (1.0 - p)
         hess = (x * s[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(d)
         step = np.linalg.solve(hess, grad)
@@ -223,12 +293,17 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, start: np.ndarray | No
     return w
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float, previous: dict[str, list[float]] | None
-        ) -> dict[str, list[float]]:
+def fit(x: np.ndarray, y: np.ndarray, l2: float, previous: dict[str, list[float]] | None,
+        prior: dict[str, list[float]] | None = None) -> dict[str, list[float]]:
+    """One logistic head per output on targets ``y`` (the race spread of ``previous`` kept;
+    the L2 penalty pulls towards ``prior``'s weights when given, else towards zero)."""
     out = {}
+    if previous and RACE_SPREAD_KEY in previous:
+        out[RACE_SPREAD_KEY] = list(previous[RACE_SPREAD_KEY])
     for k, head in enumerate(HEADS):
         start = np.asarray(previous[head]) if previous else None
-        w = fit_logistic(x, y[:, k], l2, start)
+        w = fit_logistic(x, y[:, k], l2, start,
+                         prior=np.asarray(prior[head]) if prior else None)
         z = np.clip(x @ w, -30, 30)
         p = 1.0 / (1.0 + np.exp(-z))
         eps = 1e-12
@@ -305,6 +380,22 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=1e-5)
     parser.add_argument("--lam", type=float, default=1.0,
                         help="λ of the λ-return targets (1 = plain outcome regression)")
+    parser.add_argument("--targets", default="lambda", choices=["lambda", "oneply"],
+                        help="lambda: λ-returns; oneply: the evaluator's 1-ply look-ahead value "
+                        "of each position (distils the look-ahead into the 0-ply heads), mixed "
+                        "with the λ-returns by --mix")
+    parser.add_argument("--mix", type=float, default=0.0,
+                        help="with --targets oneply: target = mix·λ-return + (1 - mix)·1-ply")
+    parser.add_argument("--oneply-keep", type=int, default=PREFILTER_KEEP,
+                        help="with --targets oneply: plays per roll scored (pubeval's best)")
+    parser.add_argument("--l2-to-init", action="store_true",
+                        help="the L2 penalty pulls towards the --init weights, not zero")
+    parser.add_argument("--save-data", default=None,
+                        help="save the first iteration's data (features, both targets) as .npz")
+    parser.add_argument("--load-data", default=None,
+                        help="use this --save-data file (or comma-separated files, stacked) as "
+                        "the first iteration's data instead of playing (the same seeds and "
+                        "options give the same data)")
     parser.add_argument("--out", default=str(WEIGHTS_MODULE),
                         help="where the final weights go: a .py module (the shipped form) or "
                         ".json; iterations are saved next to it as <out>.iter.json")
@@ -353,8 +444,9 @@ def main() -> None:
     history: list[tuple[np.ndarray, np.ndarray]] = []
     weights: dict[str, list[float]] | None = None
     log: list[dict[str, Any]] = []
+    prior: dict[str, list[float]] | None = None
     if args.init:
-        weights = load_weights(Path(args.init))
+        weights = prior = load_weights(Path(args.init))
         previous = json.loads(Path(args.init).read_text()).get("training", {})
         log = list(previous.get("iterations", []))
         log.append({"continued_from": args.init, "command": previous.get("command")})
@@ -362,20 +454,37 @@ def main() -> None:
     for iteration in range(args.iterations):
         t = time.perf_counter()
         policy = args.start_policy if iteration == 0 and weights is None else "heuristic"
-        x, y = generate(args.games, args.seed + 1000 * iteration, policy,
-                        str(tmp) if weights else None, args.noise, args.workers, args.lam)
+        if iteration == 0 and args.load_data:
+            loaded = [np.load(name) for name in args.load_data.split(",")]
+            x, y_lam, y_one = (np.vstack([d[key] for d in loaded])
+                               for key in ("x", "y_lambda", "y_oneply"))
+        else:
+            x, y_lam, y_one = generate(args.games, args.seed + 1000 * iteration, policy,
+                                       str(tmp) if weights else None, args.noise, args.workers,
+                                       args.lam, args.targets, args.oneply_keep)
+        if iteration == 0 and args.save_data:
+            np.savez_compressed(args.save_data, x=x, y_lambda=y_lam, y_oneply=y_one)
+        y = y_lam if args.targets == "lambda" else args.mix * y_lam + (1.0 - args.mix) * y_one
         history = (history + [(x, y)])[-2:]
         xs = np.vstack([h[0] for h in history])
         ys = np.vstack([h[1] for h in history])
         print(f"iteration {iteration}: {policy} {args.games} games, {len(x)} contact positions "
               f"({time.perf_counter() - t:.0f} s); fitting on {len(xs)}", flush=True)
-        weights = fit(xs, ys, args.l2, weights)
+        weights = fit(xs, ys, args.l2, weights, prior if args.l2_to_init else None)
+        entry: dict[str, Any] = {}
+        if args.targets != "lambda":
+            entry = {"targets": args.targets, "mix": args.mix, "oneply_keep": args.oneply_keep}
         log.append({"iteration": iteration, "policy": policy, "games": args.games,
-                    "lambda": args.lam,
+                    "lambda": args.lam, **entry,
                     "seed": args.seed + 1000 * iteration, "positions": int(len(x)),
                     "fitted_on": int(len(xs))})
-        meta = {"command": " ".join(sys.argv), "method": "logistic regression on λ-return "
-                f"targets (λ = {args.lam}; 1 = outcomes), Newton, L2 {args.l2}",
+        towards = " towards the --init weights" if args.l2_to_init else ""
+        method = (f"logistic regression on λ-return targets (λ = {args.lam}; 1 = outcomes), "
+                  f"Newton, L2 {args.l2}{towards}")
+        if args.targets == "oneply":
+            method = (f"logistic regression on {1 - args.mix:g}·(1-ply look-ahead value) + "
+                      f"{args.mix:g}·(λ-return, λ = {args.lam}), Newton, L2 {args.l2}{towards}")
+        meta = {"command": " ".join(sys.argv), "method": method,
                 "noise": args.noise, "iterations": log}
         save(weights, tmp, meta)
     assert weights is not None

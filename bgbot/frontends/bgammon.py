@@ -52,14 +52,12 @@ from .. import __version__
 from ..agents.base import Agent
 from ..core.context import Context, CubeOwner
 from ..core.errors import FormatError, IllegalAction
-from ..core.game import Game, Moved, Phase
 from ..core.position import Play, Position
 from ..core.rules import Rules
-from ..formats.mat import MatchRecord, format_match
 from ..players.base import TakeDecision
-from ..referee.matlog import write_atomically
 from . import bgammon_protocol as bp
 from .backoff import Backoff
+from .bgammon_mirror import MatchRun
 from .gnubg_log import JsonLinesLog
 from .invitations import Invitation, InvitationPolicy, PolicyState, judge
 
@@ -167,187 +165,6 @@ class BgammonAccount:
         return bp.display_name(self.user, guest=False)
 
 
-def _seat_name(player: int) -> str:
-    return "me" if player == 1 else "opponent"
-
-
-class _MatchRun:
-    """One match mirrored in core `Game`s and written as a .mat file after every game."""
-
-    def __init__(self, me: str, opponent: str, length: int, game_id: int, path: Path,
-                 site: str = "bgammon.org") -> None:
-        self.me, self.opponent, self.length, self.game_id = me, opponent, length, game_id
-        self.path = path
-        self.rules = Rules(cube=length != 1, cube_limit=64)
-        self.record = MatchRecord.create(length, (me, opponent), self.rules,
-                                         tags={"Site": site})
-        self.game: Game | None = None
-        self.partial = False
-        """The current game was joined under way (unknown start): not written to the .mat."""
-        self.finished_games = 0
-        self.finalized = True
-        self.over = False
-        self.lost = False
-        """The mirror could not follow the current game (an action the rules core refuses, or
-        boards missed): it waits for the game's end and leaves it out of the .mat."""
-
-    # ------------------------------------------------------------------ sync from boards
-
-    def observe(self, s: bp.BoardState) -> list[tuple[str, dict[str, Any]]]:
-        """Bring the mirror up to the board ``s``; returns the game events it found."""
-        out: list[tuple[str, dict[str, Any]]] = []
-        if s.variant != 0 or s.spectating:
-            return out
-        if self.lost:
-            g = self.game
-            if g is None or s.turn != 0 or s.winner or (s.me.points, s.opponent.points) == g.score:
-                return out
-            out += self.finalize(None)  # its win event was missed; a new game has begun
-            self.lost, self.game = False, None
-        pos = s.position()
-        if self.game is None or (self.game.is_over and s.winner == 0 and
-                                 (s.turn == 0 or pos == Position.initial())):
-            if self.game is not None and not self.finalized:
-                out += self.finalize(None)
-            if s.winner or (s.turn != 0 and s.moves):
-                return out  # wait for a board between turns to start from
-            score = (s.me.points, s.opponent.points)
-            if s.turn == 0 or (pos == Position.initial() and not s.moves and s.dice is not None):
-                self.game = Game(self.rules, self.length, score, s.crawford == 1,
-                                 post_crawford=s.crawford == 2)
-                self.partial = False
-            else:
-                owner = None if s.cube_player == 0 else s.cube_player - 1
-                self.game = Game.start_from(
-                    s.position_for(s.turn), s.turn - 1, rules=self.rules, match_length=self.length,
-                    score=score, crawford=s.crawford == 1, post_crawford=s.crawford == 2,
-                    cube_value=s.cube_value, cube_owner=owner,
-                    dice=s.dice)
-                self.partial = True
-            self.finalized = False
-            out.append(("game_start", {"game": self.finished_games + 1, "score": list(score),
-                                       "crawford": s.crawford == 1, "resumed": self.partial}))
-        game = self.game
-        for _ in range(8):
-            step = self._step(game, s)
-            if step is None:
-                break
-            out.append(step)
-        return out
-
-    def _step(self, g: Game, s: bp.BoardState) -> tuple[str, dict[str, Any]] | None:
-        phase = g.phase
-        if phase is Phase.OPENING:
-            if s.turn and s.dice and not s.moves:
-                hi, lo = max(s.roll), min(s.roll)
-                die0, die1 = (hi, lo) if s.turn == 1 else (lo, hi)
-                g.opening_roll(die0, die1)
-                return "opening", {"dice": [die0, die1], "first": _seat_name(s.turn)}
-            return None
-        seat = g.seat_on_roll
-        player = seat + 1
-        if phase is Phase.ROLL:
-            if s.turn != player:
-                if s.turn and not s.winner and s.position_for(player) != g.position:
-                    raise IllegalAction(f"missed {_seat_name(player)}'s whole turn (no board "
-                                        f"showed its dice)")
-                return None
-            if s.double_offered:
-                g.double()
-                return "double", {"by": _seat_name(player), "cube": g.offered_cube}
-            if s.dice and (s.moves or s.position_for(player) == g.position):
-                g.roll(s.dice)  # the board's dice are this turn's, even with moves under way
-                return "roll", {"by": _seat_name(player), "dice": list(s.dice)}
-            return None
-        if phase is Phase.MOVE:
-            if s.turn == player and not s.winner:
-                return None
-            target = s.position_for(player)
-            results = g.play_results()
-            if not results and target == g.position:
-                g.move(Play())
-                return "move", {"by": _seat_name(player), "play": ""}
-            for play, after in results:
-                if after == target:
-                    g.move(play)
-                    return "move", {"by": _seat_name(player), "play": str(play)}
-            raise IllegalAction(f"the board after {_seat_name(player)}'s turn is not a legal play "
-                                f"of {g.dice} from {g.position.position_id()}")
-        if phase is Phase.TAKE:
-            answering = g.seat_to_act
-            assert answering is not None
-            if (not s.double_offered and not s.winner and s.cube_player == answering + 1
-                    and s.cube_value == g.offered_cube):
-                g.take()
-                return "take", {"by": _seat_name(answering + 1), "cube": g.cube_value}
-        return None
-
-    def on_win(self, winner_is_me: bool, points: int, resigned: str) -> list[tuple[str, dict[str, Any]]]:
-        """A ``win`` event: ends the mirror game by a drop or a resignation if the boards did
-        not already end it, then finalizes the game."""
-        g = self.game
-        if g is None or self.finalized:
-            return []
-        winner = 0 if winner_is_me else 1
-        out: list[tuple[str, dict[str, Any]]] = []
-        if self.lost:
-            out += self.finalize(points)
-            self.lost, self.game = False, None  # the next board starts the next game afresh
-            return out
-        if not g.is_over:
-            if g.phase is Phase.TAKE and g.seat_to_act == 1 - winner:
-                g.drop()
-                out.append(("drop", {"by": _seat_name(2 - winner)}))
-            elif not resigned and g.phase is Phase.MOVE and g.seat_on_roll == winner:
-                # The board after the last bear-off was missed: every play that bears off the
-                # last chequer reaches the same position, so any of them records the game.
-                finishing = [p for p, after in g.play_results() if not any(after.mover)]
-                if finishing:
-                    g.move(finishing[0])
-                    out.append(("move", {"by": _seat_name(winner + 1), "play": str(g.history[-1].play)
-                                         if isinstance(g.history[-1], Moved) else ""}))
-            elif resigned and g.phase in (Phase.ROLL, Phase.MOVE):
-                loser = 1 - winner
-                value = max(1, min(3, points // g.cube_value)) if points else \
-                    bp.resign_points(g.board_for(loser))
-                g.resign(loser, value)
-                g.accept_resignation()
-                out.append(("resign", {"by": _seat_name(loser + 1), "value": value}))
-        out += self.finalize(points)
-        return out
-
-    def finalize(self, server_points: int | None, *, last: bool = False) -> list[tuple[str, dict[str, Any]]]:
-        """Record the current game (once) and rewrite the .mat file. An unfinished game is
-        written only as the ``last`` game of a match (as gnubg writes one); one the mirror
-        lost track of in mid-match is left out (the JSON log still has its events)."""
-        g = self.game
-        if g is None or self.finalized:
-            return []
-        self.finalized = True
-        self.finished_games += 1
-        outcome = g.outcome
-        info: dict[str, Any] = {
-            "game": self.finished_games,
-            "winner": None if outcome is None else _seat_name(outcome.winner + 1),
-            "points": None if outcome is None else outcome.points,
-            "ending": None if outcome is None else outcome.ending,
-            "server_points": server_points,
-            "recorded": not self.partial and not self.lost and (g.is_over or last),
-        }
-        if (server_points and outcome is not None and server_points != outcome.points
-                and not self.partial):
-            self.record.comments.append(
-                f"Game {len(self.record.games) + 1}: bgammon scored {server_points} points, the rules "
-                f"{outcome.points} (bgammon scores a declined double like a resignation)")
-        if info["recorded"]:
-            self.record.add_game(g)
-            self.write()
-        return [("game_end", info)]
-
-    def write(self) -> None:
-        write_atomically(self.path, format_match(self.record))
-
-
 @dataclass
 class _Status:
     state: str = "idle"
@@ -383,7 +200,7 @@ class BgammonClient:
         self._log: JsonLinesLog | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._fatal: str | None = None
-        self.match: _MatchRun | None = None
+        self.match: MatchRun | None = None
         self._reset_session()
 
     # ------------------------------------------------------------------ public API
@@ -723,7 +540,7 @@ class BgammonClient:
             stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             who = "-vs-".join(_UNSAFE.sub("_", n).strip("_") or "player" for n in (self._name, name))
             path = self.account.logs_dir / f"{stamp}-bgammon-{who}-{s.length}pt-{self._game_id}.mat"
-            self.match = _MatchRun(self._name, name, s.length, self._game_id, path,
+            self.match = MatchRun(self._name, name, s.length, self._game_id, path,
                                    site=f"bgammon {self.account.host}")
             self._status.matches_started += 1
             self._emit("match_start", opponent=name, length=s.length, game_id=self._game_id,

@@ -335,7 +335,7 @@ def test_kill_9_in_a_hosted_match_then_restart_finishes_it_as_if_never_interrupt
     daemon = start_daemon(dirs, log_name="daemon2.log")
     try:
         resumed = _wait_finished(daemon, match_id)
-        assert resumed["match"]["state"] == "finished"
+        assert resumed["match"]["state"] == "finished", (resumed.get("error"), daemon.log[-2000:])
         assert "resuming game" in daemon.log
         assert _journal_length(dirs, match_id) > journalled
     finally:

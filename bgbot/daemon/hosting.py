@@ -32,7 +32,7 @@ from ..formats.mat import MatchRecord, format_match
 from ..players.base import Context, TakeDecision
 from ..referee import events as ev
 from ..referee.matlog import write_atomically
-from ..referee.referee import Referee
+from ..referee.referee import Referee, Resume
 from ..referee.series import dice_for
 from .store import (
     GameRow,
@@ -162,13 +162,17 @@ class HostedMatch:
     row: MatchRow
     record: MatchRecord
     task: asyncio.Task[None] | None = None
-    game: Game | None = None
-    """The game in play (None between games)."""
+    referee: Referee | None = None
     stop_reason: str | None = None
     settled: bool = False
     """`_run` ran to its end (a task cancelled before its first step never runs at all)."""
     state: MatchState = MatchState.RUNNING
     listeners: list[ev.Listener] = field(default_factory=list)
+
+    @property
+    def game(self) -> Game | None:
+        """The game in play (None between games)."""
+        return self.referee.current_game if self.referee is not None else None
 
     def mat_text(self) -> str:
         """The .mat text so far, the game in play included."""
@@ -331,7 +335,8 @@ class MatchHost:
             item = self.event_item(mid, event)
             action = journal_action(event)
             if action is not None:
-                self.journal.add(mid, JournalEntry(seq, number, action[0], action[1]), item)
+                game_number: int = getattr(event, "game")  # every journalled event has one
+                self.journal.add(mid, JournalEntry(seq, game_number, action[0], action[1]), item)
                 seq += 1
             elif isinstance(event, ev.GameStarted):
                 self.journal.add(mid, GameRow(event.game, event.score, event.crawford,
@@ -354,31 +359,17 @@ class MatchHost:
         self._set_state(hosted, MatchState.RUNNING)
         if state.finished:
             await self._write_mat(row.mat_path, format_match(hosted.record))
-        match = state.match
-        game: Game | None = state.current
-        if game is not None:
+        if state.current is not None:
             log.info("match %s: resuming game %d after %d journalled actions", mid, number,
                      seq - 1)
-        while True:
-            if game is None:
-                if match.is_over or (spec.length == 0 and number >= spec.games):
-                    break
-                number += 1
-                game = match.new_game()
-                on_event(ev.GameStarted(mid, number, match.score, game.crawford,
-                                        game.post_crawford))
-            hosted.game = game
-            await referee.play_game(game, number)
-            assert game.outcome is not None
-            match.record(game.outcome)
-            hosted.game = None
-            on_event(ev.GameEnded(mid, number, game.outcome, match.score, game))
-            game = None
+        hosted.referee = referee
+        result = await referee.play(Resume(state.match, state.current, number),
+                                    announce_end=False)
         self.journal.flush(durable=True)
-        self.store.finish_match(mid, match.score, match.winner, number)
+        self.store.finish_match(mid, result.score, result.winner, result.played)
         await self._write_mat(row.mat_path, format_match(hosted.record))
         hosted.state = MatchState.FINISHED
-        on_event(ev.MatchEnded(mid, match.score, match.winner, number))
+        on_event(ev.MatchEnded(mid, result.score, result.winner, result.played))
         self.journal.flush()
         if self.on_state is not None:
             self.on_state(mid, MatchState.FINISHED, None)

@@ -42,7 +42,20 @@ class MatchResult:
     score: tuple[int, int]
     winner: int | None
     outcomes: list[GameOutcome] = field(default_factory=list)
+    """The games played by this `Referee.play` (a resumed match: not the earlier ones)."""
     games: list[Game] = field(default_factory=list)
+    played: int = 0
+    """Games of the match played in all, resumed ones included."""
+
+
+@dataclass
+class Resume:
+    """Where `Referee.play` takes up a match: its state, the game in play (None between
+    games), and how many games were started before (the game in play counted)."""
+
+    match: Match
+    current: Game | None
+    played: int
 
 
 def context_for(game: Game, seat: int) -> Context:
@@ -80,30 +93,45 @@ class Referee:
         self.match_id = match_id or uuid.uuid4().hex[:12]
         chosen = names if names is not None else (agents[0].name, agents[1].name)
         self.names = (str(chosen[0]), str(chosen[1]))
+        self.current_game: Game | None = None
+        """The game in play during `play` (None between games)."""
 
     def _emit(self, event: ev.Event) -> None:
         for listener in self.listeners:
             listener(event)
 
-    async def play(self) -> MatchResult:
-        """Play the whole match and return its result."""
-        match = Match(self.length, self.rules)
+    async def play(self, resume: Resume | None = None, *,
+                   announce_end: bool = True) -> MatchResult:
+        """Play the match to its end, from the start or from ``resume`` (a match rebuilt from a
+        journal); ``announce_end`` False leaves the ``MatchEnded`` event to the caller (who
+        first makes the result durable)."""
+        if resume is None:
+            match, game, number = Match(self.length, self.rules), None, 0
+        else:
+            match, game, number = resume.match, resume.current, resume.played
         result = MatchResult(self.match_id, self.names, self.length, (0, 0), None)
-        number = 0
-        while not match.is_over and (self.length or number < self.money_games):
-            number += 1
-            game = match.new_game()
-            self._emit(ev.GameStarted(self.match_id, number, match.score, game.crawford,
-                                      game.post_crawford))
+        while True:
+            if game is None:
+                if match.is_over or not (self.length or number < self.money_games):
+                    break
+                number += 1
+                game = match.new_game()
+                self._emit(ev.GameStarted(self.match_id, number, match.score, game.crawford,
+                                          game.post_crawford))
+            self.current_game = game
             await self.play_game(game, number)
             assert game.outcome is not None
             match.record(game.outcome)
             result.outcomes.append(game.outcome)
             result.games.append(game)
+            self.current_game = None
             self._emit(ev.GameEnded(self.match_id, number, game.outcome, match.score, game))
+            game = None
         result.score = match.score
         result.winner = match.winner
-        self._emit(ev.MatchEnded(self.match_id, match.score, match.winner, number))
+        result.played = number
+        if announce_end:
+            self._emit(ev.MatchEnded(self.match_id, match.score, match.winner, number))
         return result
 
     async def play_game(self, game: Game, number: int = 1) -> None:

@@ -73,11 +73,13 @@ from bgbot.players.evaluator import (  # noqa: E402
 )
 from bgbot.players.features import FEATURE_NAMES, feature_vector  # noqa: E402
 from bgbot.core.position import Position  # noqa: E402
-from bgbot.players.base import Probabilities  # noqa: E402
-from bgbot.players.evaluator import _terminal  # noqa: E402
-from bgbot.players.features import ROLLS  # noqa: E402
-from bgbot.players.heuristic import PREFILTER_ABOVE, PREFILTER_KEEP, HeuristicPlayer  # noqa: E402
-from bgbot.players.pubeval import PubevalPlayer, pubeval_score  # noqa: E402
+from bgbot.players.heuristic import (  # noqa: E402
+    PREFILTER_ABOVE,
+    PREFILTER_KEEP,
+    HeuristicPlayer,
+    roll_average,
+)
+from bgbot.players.pubeval import PubevalPlayer  # noqa: E402
 from tools.gameloop import play_game  # noqa: E402
 
 
@@ -88,36 +90,12 @@ def _flip(v: tuple[float, ...]) -> tuple[float, ...]:
 
 def one_ply_value(evaluator: HeuristicEvaluator, position: Position,
                   keep: int = PREFILTER_KEEP) -> tuple[float, ...]:
-    """The roller's five chances in ``position`` before rolling, looked ahead one ply: the
-    average over his 21 rolls of the 0-ply chances after his best play by cubeless equity
-    (as ``HeuristicPlayer.cube_probabilities``; only pubeval's best ``keep`` plays of each
-    roll are scored: by default those of the 0-ply player's prefilter, ``PREFILTER_KEEP`` when
-    there are more than ``PREFILTER_ABOVE``)."""
-    evaluate = evaluator.evaluate_sides
-    race = position.is_race()
-    total = [0.0] * 5
-    for a, b, weight in ROLLS:
-        results = position.play_results((a, b))
-        if not results:
-            probs = evaluate(position.opponent, position.mover).flipped()
-        else:
-            if len(results) > (PREFILTER_ABOVE if keep == PREFILTER_KEEP else keep):
-                results = sorted(results, key=lambda r: pubeval_score(r[1], race),
-                                 reverse=True)[:keep]
-            best: Probabilities | None = None
-            best_eq = -1e9
-            for _, after in results:
-                done = _terminal(after)
-                ours = done if done is not None else evaluate(after.opponent,
-                                                              after.mover).flipped()
-                eq = ours.equity()
-                if eq > best_eq:
-                    best, best_eq = ours, eq
-            assert best is not None
-            probs = best
-        for k in range(5):
-            total[k] += weight * probs[k]
-    return tuple(t / 36.0 for t in total)
+    """The roller's five chances in ``position`` before rolling, looked ahead one ply
+    (`bgbot.players.heuristic.roll_average`, as ``HeuristicPlayer.cube_probabilities``; only
+    pubeval's best ``keep`` plays of each roll are scored: by default those of the 0-ply
+    player's prefilter, ``PREFILTER_KEEP`` when there are more than ``PREFILTER_ABOVE``)."""
+    above = PREFILTER_ABOVE if keep == PREFILTER_KEEP else keep
+    return tuple(roll_average(evaluator, position, keep=keep, above=above))
 
 
 def _generate(job: tuple[int, int, str, str | None, float, float, str, int]

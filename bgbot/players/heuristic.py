@@ -163,27 +163,7 @@ class HeuristicPlayer:
         rolls, each played by the best 0-ply cubeless equity."""
         if self.cube_plies == 0:
             return self.evaluator.evaluate(position)
-        evaluate = self.evaluator.evaluate_sides
-        total = [0.0] * 5
-        for a, b, weight in ROLLS:
-            results = position.play_results((a, b))
-            if not results:
-                probs = evaluate(position.opponent, position.mover).flipped()
-            else:
-                best: Probabilities | None = None
-                best_eq = -1e9
-                for _, after in results:
-                    done = _terminal(after)
-                    ours = done if done is not None else evaluate(after.opponent,
-                                                                  after.mover).flipped()
-                    eq = ours.equity()
-                    if eq > best_eq:
-                        best, best_eq = ours, eq
-                assert best is not None
-                probs = best
-            for k in range(5):
-                total[k] += weight * probs[k]
-        return Probabilities(*(t / 36.0 for t in total))
+        return roll_average(self.evaluator, position)
 
     def should_double(self, position: Position, context: Context) -> bool:
         if not context.may_double():
@@ -198,6 +178,40 @@ class HeuristicPlayer:
 
     def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
         return resign.accept_resignation(position, context, value, self.evaluator)
+
+
+def roll_average(evaluator: HeuristicEvaluator, position: Position, *, keep: int = 0,
+                 above: int | None = None) -> Probabilities:
+    """The roller's chances in ``position`` before rolling, one ply ahead: the average over
+    his 21 rolls of the 0-ply chances after his best play by cubeless equity. With ``keep``,
+    only pubeval's best ``keep`` plays of a roll are scored, when it has more than ``above``
+    (default ``keep``) plays."""
+    evaluate = evaluator.evaluate_sides
+    race = position.is_race()
+    limit = keep if above is None else above
+    total = [0.0] * 5
+    for a, b, weight in ROLLS:
+        results = position.play_results((a, b))
+        if not results:
+            probs = evaluate(position.opponent, position.mover).flipped()
+        else:
+            if keep and len(results) > limit:
+                results = sorted(results, key=lambda r: pubeval_score(r[1], race),
+                                 reverse=True)[:keep]
+            best: Probabilities | None = None
+            best_eq = -1e9
+            for _, after in results:
+                done = _terminal(after)
+                ours = done if done is not None else evaluate(after.opponent,
+                                                              after.mover).flipped()
+                eq = ours.equity()
+                if eq > best_eq:
+                    best, best_eq = ours, eq
+            assert best is not None
+            probs = best
+        for k in range(5):
+            total[k] += weight * probs[k]
+    return Probabilities(*(t / 36.0 for t in total))
 
 
 _SHARED: list[HeuristicEvaluator] = []

@@ -8,6 +8,7 @@ cluster (--cluster); the same seed gives the same totals on every path.
 from __future__ import annotations
 
 import argparse
+import signal
 import json
 import sys
 from concurrent.futures import Executor
@@ -197,6 +198,21 @@ def _executor(args: argparse.Namespace) -> tuple[Executor, Callable[[], Executor
     return holder[0], restart, release
 
 
+def _stop_on_sigterm() -> Any:
+    """SIGTERM ends the duel as Ctrl-C does: the pairs stored so far stay, the worker
+    processes are shut down (not left behind), and --resume carries on. Returns the previous
+    handler (None when not in the main thread, where signals cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
 def run(args: argparse.Namespace) -> int:
     from .referee.duel import DuelStats, StopRule, run_duel
     from .referee.duel_report import _pyplot, text_block, write_report
@@ -226,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
             write_atomically(args.mat / _mat_name(config, pair.index, suffix), text)
         progress.update(current)
 
+    previous = _stop_on_sigterm()
     try:
         with progress:
             result = run_duel(config, executor, stop, stats=stats, done=done, sink=store,
@@ -236,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         release()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     store.mark_stopped(result.reason)
     summary = result.stats.summary()
     summary["stopped"] = result.reason

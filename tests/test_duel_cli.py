@@ -173,3 +173,57 @@ def test_resume_after_a_kill_gives_the_uninterrupted_totals(tmp_path: Path) -> N
                      StopRule(pairs=pairs)).stats.summary()
     for key in ("pairs", "games", "points", "ppg", "ppg_ci", "wins", "won", "lost"):
         assert summary[key] == whole[key], key
+
+
+def test_sigterm_stops_a_pooled_duel_without_leaving_workers(tmp_path: Path) -> None:
+    """SIGTERM acts as Ctrl-C: whole pairs stay stored, the pool's processes are shut down
+    (none left orphaned), and the exit status says "interrupted"."""
+    db = tmp_path / "term.sqlite"
+    argv = [sys.executable, "-m", "bgbot.cli_duel", "random", "random", "--pairs", "100000",
+            "--concurrency", "2", "--seed", "5", "--db", str(db), "--quiet"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    stored = 0
+    while time.monotonic() < deadline and stored < 3:
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=1) as con:
+                    stored = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+            except sqlite3.OperationalError:
+                stored = 0
+        time.sleep(0.05)
+    children = _children(process.pid)
+    assert children, "the pool should have started worker processes"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "--resume" in err
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in children)
+    with sqlite3.connect(db) as con:
+        pairs = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+        games = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert pairs >= 3 and games == 2 * pairs
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -1,5 +1,10 @@
 """Heuristic self-play speed at 0-ply on one core: prints games/s.
 
+Plays the same seeds twice, with the evaluator's C contact net
+(bgbot.players._contact, when built) and with the pure-Python evaluator, and prints both
+speeds and their ratio (the games can part ways where two plays tie to ~1e-7 and the
+paths break the tie differently); ``--mode`` runs one of them only.
+
 Usage: python bench/selfplay.py --games 200 --seed 1
 """
 
@@ -13,8 +18,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.core.position import Position  # noqa: E402
+from bgbot.players.evaluator import HeuristicEvaluator, compiled_net, load_weights  # noqa: E402
 from bgbot.players.heuristic import HeuristicPlayer  # noqa: E402
 from tools.gameloop import play_game  # noqa: E402
+
+
+def run(args: argparse.Namespace, compiled: bool) -> float:
+    """Play the games with one evaluator; print and return CPU games/s."""
+    evaluator = HeuristicEvaluator(compiled=compiled)
+    player = HeuristicPlayer(plies=args.plies, evaluator=evaluator)
+    evaluator.evaluate(Position.initial())  # build tables, load the bear-off DB
+    plies = 0
+    t, cpu = time.perf_counter(), time.process_time()
+    for i in range(args.games):
+        plies += play_game([player, player], args.seed * 1_000_003 + i, i % 2)[2]
+    dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
+    label = "C contact net" if compiled else "pure Python"
+    print(
+        f"heuristic {args.plies}-ply self-play ({label}): {args.games} games, "
+        f"{plies / args.games:.1f} plies/game\n  CPU time {dcpu:.2f} s = {args.games / dcpu:.1f} "
+        f"games/s per core ({1e3 * dcpu / plies:.3f} ms/ply)\n  wall time {dt:.2f} s = "
+        f"{args.games / dt:.1f} games/s (lower when other processes share the core)"
+    )
+    return args.games / dcpu
 
 
 def main() -> None:
@@ -22,20 +48,16 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plies", type=int, default=0)
+    parser.add_argument("--mode", choices=("both", "compiled", "pure"), default="both",
+                        help="evaluators to measure (default both, compiled first)")
     args = parser.parse_args()
-    player = HeuristicPlayer(plies=args.plies)
-    player.evaluator.evaluate(Position.initial())  # build tables, load the bear-off DB
-    plies = 0
-    t, cpu = time.perf_counter(), time.process_time()
-    for i in range(args.games):
-        plies += play_game([player, player], args.seed * 1_000_003 + i, i % 2)[2]
-    dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
-    print(
-        f"heuristic {args.plies}-ply self-play: {args.games} games, {plies / args.games:.1f} "
-        f"plies/game\n  CPU time {dcpu:.2f} s = {args.games / dcpu:.1f} games/s per core "
-        f"({1e3 * dcpu / plies:.3f} ms/ply)\n  wall time {dt:.2f} s = {args.games / dt:.1f} "
-        "games/s (lower when other processes share the core)"
-    )
+    modes = {"both": (True, False), "compiled": (True,), "pure": (False,)}[args.mode]
+    if True in modes and compiled_net(load_weights()) is None:
+        print("the C contact net is not built (pip install -e .): pure Python only")
+        modes = (False,)
+    speeds = {compiled: run(args, compiled) for compiled in modes}
+    if len(speeds) == 2:
+        print(f"  C / pure Python: {speeds[True] / speeds[False]:.2f}x games/s per core")
 
 
 if __name__ == "__main__":

@@ -15,15 +15,23 @@ Phases (heuristic-player.md §2.8):
 Hard constraints (§2.7) are applied to every output: a side that has borne off a chequer cannot
 be gammoned; a side with no chequer on the bar or in the other's home board cannot be
 backgammoned; backgammons <= gammons <= wins.
+
+The contact phase also exists in C (the optional extension ``bgbot.players._contact``, built by
+``pip install``): when it is built, the evaluator uses it unless ``BGBOT_PURE_PYTHON`` is set (to
+anything but "0") or the constructor says ``compiled=False``. The Python code here is the
+reference (the C features equal ``features.feature_vector``) and the fallback.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import warnings
+from functools import cache
 from operator import mul
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from ..core.position import Position
 from .base import Probabilities
@@ -37,11 +45,15 @@ from .features import (
     SideInfo,
     cross_features,
     fact_entry,
+    feature_vector,
     global_features,
     global_key,
     info_from_facts,
     point_features,
 )
+
+if TYPE_CHECKING:
+    from ._contact import Net
 
 HEADS: tuple[str, ...] = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 WEIGHTS_MODULE = Path(__file__).with_name("heuristic_weights.py")
@@ -275,8 +287,57 @@ def _terminal(position: Position) -> Probabilities | None:
     return Probabilities(0.0, 0.0, 0.0, float(kind >= 2), float(kind >= 3))
 
 
+PURE_PYTHON_ENV = "BGBOT_PURE_PYTHON"
+"""Set to a non-empty value other than "0", this makes evaluators skip the C extension."""
+
+# Positions on which the extension's features must equal `feature_vector` before it is trusted
+# (a stale build from an older features.py is caught here): (mover, opponent), mover on roll.
+_PROBES: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
+    ((0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0),) * 2,
+    ((0, 2, 2, 3, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1),
+     (1, 0, 2, 0, 2, 3, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2)),
+    ((0, 0, 0, 2, 2, 4, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+     (2, 3, 2, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0)),
+)
+
+
+def pure_python_forced() -> bool:
+    """Whether ``BGBOT_PURE_PYTHON`` asks for the pure-Python evaluator."""
+    return os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0")
+
+
+@cache
+def _extension_agrees() -> bool:
+    """Whether the C extension is built and its features equal `feature_vector` on `_PROBES`
+    (checked once per process; warns when they differ)."""
+    try:
+        from ._contact import features
+    except ImportError:
+        return False
+    for mover, opponent in _PROBES:
+        ours, reference = features(mover, opponent), feature_vector(mover, opponent)
+        if len(ours) != len(reference) or any(
+                abs(a - b) > 1e-9 for a, b in zip(ours, reference)):
+            warnings.warn("bgbot.players._contact disagrees with features.py (a stale build?): "
+                          "using the pure-Python evaluator; rebuild with `pip install -e .`",
+                          RuntimeWarning, stacklevel=4)
+            return False
+    return True
+
+
+def compiled_net(weights: dict[str, list[float]]) -> Net | None:
+    """The C contact net (``bgbot.players._contact.Net``) for ``weights`` (a dict of HEADS,
+    FEATURE_NAMES order), or None when the extension is not built or is stale."""
+    if not _extension_agrees():
+        return None
+    from ._contact import Net
+
+    return Net([weights[head] for head in HEADS])
+
+
 _Partial = tuple[float, float, float, float, float]
 _getitem = tuple.__getitem__
+_new_tuple = tuple.__new__
 # Fixed-point packing of the five heads' per-point sums above the packed facts (see
 # `HeuristicEvaluator._point_tables`): 48-bit fields, 1e-7 resolution, offset 2**40 each.
 _SCALE = 10_000_000.0
@@ -293,12 +354,17 @@ class HeuristicEvaluator:
 
     Keeps per-side caches (the side that did not move is the same for every candidate of a
     move); they are bounded and cleared when full.
+
+    ``compiled``: True requires the C contact net (RuntimeError when it is not built), False
+    forces the pure-Python code, None (default) uses C when built unless `pure_python_forced`.
+    ``self.compiled`` says which is in use.
     """
 
     CACHE_LIMIT = 200_000
 
     def __init__(self, weights: dict[str, list[float]] | None = None,
-                 use_bearoff: bool = True, race_spread: float | None = None) -> None:
+                 use_bearoff: bool = True, race_spread: float | None = None,
+                 compiled: bool | None = None) -> None:
         self.weights = weights if weights is not None else load_weights()
         if race_spread is None:
             given = self.weights.get(RACE_SPREAD_KEY)
@@ -326,6 +392,14 @@ class HeuristicEvaluator:
         self._global_caches: tuple[dict[Any, tuple[float, ...]], ...] = ({}, {})
         self._epc_cache: dict[tuple[int, ...], float] = {}
         assert len(self.weights["win"]) == len(FEATURE_NAMES)
+        self._net: Net | None = None
+        if compiled or (compiled is None and not pure_python_forced()):
+            self._net = compiled_net(self.weights)
+            if self._net is None and compiled:
+                raise RuntimeError("the C contact net bgbot.players._contact is not usable (not "
+                                   "built, or built from an older features.py): build it with "
+                                   "`pip install -e .` (needs a C compiler)")
+        self.compiled: bool = self._net is not None
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
         """Per location and count: the packed facts plus each head's weighted per-point
@@ -379,6 +453,8 @@ class HeuristicEvaluator:
 
     def contact_logits(self, position: Position) -> list[float]:
         """The five heads' logits (before the sigmoid) for a contact position."""
+        if self._net is not None:
+            return list(self._net.logits(position.mover, position.opponent))
         me_info, me_part = self._side(position.mover, 0)
         other_info, other_part = self._side(position.opponent, 1)
         return self._logits(me_info, me_part, other_info, other_part)
@@ -402,6 +478,18 @@ class HeuristicEvaluator:
 
         Lets a player score the board after its move without building the swapped position.
         """
+        net = self._net
+        if net is not None:
+            found = net.contact(mover, opponent)
+            if found is not None:
+                return _new_tuple(Probabilities, found)
+            if position is None:
+                position = Position._trusted(opponent, mover)
+            if not any(mover) or not any(opponent):
+                terminal = _terminal(position)
+                assert terminal is not None
+                return terminal
+            return self.evaluate_race(position)
         me_info, me_part = self._side(mover, 0)
         other_info, other_part = self._side(opponent, 1)
         if me_info.off == 15 or other_info.off == 15 or me_info.rearmost + other_info.rearmost <= 25:

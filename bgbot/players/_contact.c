@@ -1,0 +1,705 @@
+/* bgbot.players._contact: the heuristic evaluator's contact features and five-head net in C.
+ *
+ * An optional speed-up of bgbot/players/evaluator.py (HeuristicEvaluator.evaluate_sides, contact
+ * positions). The definition is bgbot/players/features.py: `features()` here returns exactly its
+ * `feature_vector` (same order, same float operations, so the same values), and the tests compare
+ * the two. When this module is not built, the evaluator runs the pure-Python code instead.
+ *
+ * Numbering as in features.py: each side counts its own points 1..24 from its home, 25 = its bar
+ * (index 24 of its 25 counts); a chequer of one side on its point q is on the other side's point
+ * 25 - q; bit masks use bit p for own point p.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define N_POINT 37  /* POINT_FEATURES */
+#define N_GLOBAL 13 /* GLOBAL_FEATURES */
+#define N_CROSS 17  /* CROSS_FEATURES */
+#define N_BLOCK (N_POINT + N_GLOBAL)
+#define N_FEATURES (2 * N_BLOCK + N_CROSS + 1)
+#define N_HEADS 5
+#define N_LOCATIONS 25
+#define CHEQUERS 15
+
+/* Indices in POINT_FEATURES after made_1..made_24 (0..23). */
+enum {
+    F_BLOTS_HOME = 24, F_BLOTS_OUTFIELD, F_BLOTS_BACK, F_STACK_HOME, F_STACK_OUTSIDE, F_PIPS,
+    F_BAR, F_BACK, F_OUTSIDE_HOME, F_CROSSOVERS, F_BURIED, F_SPARES_BUILDERS, F_BUILDERS
+};
+
+/* ------------------------------------------------------------------------------ bit helpers */
+
+static int popcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#else
+    int n = 0;
+    while (x) {
+        x &= x - 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* Python's int.bit_length() of a 32-bit value. */
+static int bit_length32(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32 - __builtin_clz(x) : 0;
+#else
+    int n = 0;
+    while (x) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* ----------------------------------------------------------------------------------- tables */
+
+static uint64_t roll_bit(int a, int b)
+{
+    return (UINT64_C(1) << ((a - 1) * 6 + (b - 1))) | (UINT64_C(1) << ((b - 1) * 6 + (a - 1)));
+}
+
+/* Hitting rolls at each distance (features._hit_rolls): those that always hit, and those that
+ * hit when their intermediate points are open: all of `mask` open (doubles), or at least one
+ * point of `mask` open (the two orders of a non-double). */
+typedef struct {
+    uint64_t rolls;
+    uint32_t mask;
+    int all_open;
+} HitCondition;
+
+#define MAX_CONDITIONS 8
+static uint64_t hit_direct[N_LOCATIONS];
+static HitCondition hit_conditions[N_LOCATIONS][MAX_CONDITIONS];
+static int hit_count[N_LOCATIONS];
+static unsigned char escapes[4096];
+
+static void build_tables(void)
+{
+    for (int d = 1; d <= 24; d++) {
+        hit_direct[d] = 0;
+        hit_count[d] = 0;
+        for (int a = 1; a <= 6; a++) {
+            for (int b = a; b <= 6; b++) {
+                uint64_t rolls = roll_bit(a, b);
+                if (a == b) {
+                    for (int k = 1; k <= 4; k++) {
+                        if (a * k != d)
+                            continue;
+                        if (k == 1) {
+                            hit_direct[d] |= rolls;
+                        } else {
+                            uint32_t mask = 0;
+                            for (int j = 1; j < k; j++)
+                                mask |= UINT32_C(1) << (a * j - 1);
+                            HitCondition c = {rolls, mask, 1};
+                            hit_conditions[d][hit_count[d]++] = c;
+                        }
+                        break;
+                    }
+                } else if (d == a || d == b) {
+                    hit_direct[d] |= rolls;
+                } else if (d == a + b) {
+                    HitCondition c = {rolls, (UINT32_C(1) << (a - 1)) | (UINT32_C(1) << (b - 1)),
+                                      0};
+                    hit_conditions[d][hit_count[d]++] = c;
+                }
+            }
+        }
+    }
+    for (uint32_t blocked = 0; blocked < 4096; blocked++) {
+        int count = 0;
+        for (int a = 1; a <= 6; a++) {
+            for (int b = 1; b <= 6; b++) {
+                int ok;
+                if (a == b)
+                    ok = !((blocked >> (a - 1)) & 1) && !((blocked >> (2 * a - 1)) & 1);
+                else
+                    ok = !((blocked >> (a + b - 1)) & 1) &&
+                         (!((blocked >> (a - 1)) & 1) || !((blocked >> (b - 1)) & 1));
+                count += ok;
+            }
+        }
+        escapes[blocked] = (unsigned char)count;
+    }
+}
+
+/* Rolls (36-bit set) with which a chequer hits a blot `distance` (1..24) pips ahead; bit t - 1
+ * of `blocked` says the point t pips ahead of the hitter is blocked (higher bits are ignored). */
+static uint64_t hit_rolls(int distance, uint32_t blocked)
+{
+    uint64_t rolls = hit_direct[distance];
+    const HitCondition *c = hit_conditions[distance];
+    for (int i = hit_count[distance]; i > 0; i--, c++) {
+        uint32_t closed = blocked & c->mask;
+        if (c->all_open ? closed == 0 : closed != c->mask)
+            rolls |= c->rolls;
+    }
+    return rolls;
+}
+
+/* ------------------------------------------------------------------------------- one side */
+
+typedef struct {
+    uint32_t made;     /* bit p: own point p (1..24) holds two or more chequers */
+    uint32_t blots;    /* bit p: own point p (1..24) holds exactly one */
+    uint32_t occupied; /* bit p: own point p (1..25) holds a chequer */
+    int pips, off, bar, home_made, prime, prime_top, rearmost, back, anchors;
+} Side;
+
+#define HOME_MASK UINT32_C(0x7E)
+#define ANCHOR_MASK (UINT32_C(0x7E) << 18)
+
+/* features.side_info */
+static void side_info(const int *s, Side *o)
+{
+    uint32_t made = 0, blots = 0, occupied = 0;
+    int pips = 0, total = 0, back = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        int c = s[i];
+        if (!c)
+            continue;
+        uint32_t bit = UINT32_C(1) << (i + 1);
+        occupied |= bit;
+        pips += c * (i + 1);
+        total += c;
+        if (i < 24) {
+            if (c >= 2)
+                made |= bit;
+            else
+                blots |= bit;
+        }
+        if (i >= 18)
+            back += c;
+    }
+    uint32_t run = made, top = 0;
+    int length = 0;
+    while (run) {
+        top = run;
+        run &= run << 1;
+        length++;
+    }
+    o->made = made;
+    o->blots = blots;
+    o->occupied = occupied;
+    o->pips = pips;
+    o->off = CHEQUERS - total;
+    o->bar = s[24];
+    o->home_made = popcount64(made & HOME_MASK);
+    o->prime = length;
+    o->prime_top = made ? bit_length32(top) - 1 : 0;
+    o->rearmost = occupied ? bit_length32(occupied) - 1 : 0;
+    o->back = back;
+    o->anchors = popcount64(made & ANCHOR_MASK);
+}
+
+/* features.point_feature_sums: accumulated location by location, as in Python. */
+static void point_feature_sums(const int *s, double *out)
+{
+    memset(out, 0, N_POINT * sizeof(double));
+    for (int index = 0; index < N_LOCATIONS; index++) {
+        int count = s[index];
+        if (!count)
+            continue;
+        int point = index + 1;
+        out[F_PIPS] += (double)(count * point) / 100.0;
+        if (index == 24) {
+            out[F_BAR] += (double)count;
+            out[F_BACK] += (double)count / 5.0;
+            out[F_OUTSIDE_HOME] += (double)count / 15.0;
+            out[F_CROSSOVERS] += (double)(count * 4) / 30.0;
+            continue;
+        }
+        if (count >= 2)
+            out[point - 1] += 1.0;
+        else if (point <= 6)
+            out[F_BLOTS_HOME] += 1.0;
+        else if (point <= 18)
+            out[F_BLOTS_OUTFIELD] += 1.0;
+        else
+            out[F_BLOTS_BACK] += 1.0;
+        if (count > 3)
+            out[point <= 6 ? F_STACK_HOME : F_STACK_OUTSIDE] += (double)(count - 3) / 3.0;
+        if (point >= 19)
+            out[F_BACK] += (double)count / 5.0;
+        if (point >= 7) {
+            out[F_OUTSIDE_HOME] += (double)count / 15.0;
+            out[F_CROSSOVERS] += (double)(count * (index / 6)) / 30.0;
+        }
+        if (point <= 2)
+            out[F_BURIED] += (double)count / 5.0;
+        if (4 <= point && point <= 11) {
+            out[F_BUILDERS] += (double)count / 10.0;
+            if (count > 2)
+                out[F_SPARES_BUILDERS] += (double)(count - 2) / 5.0;
+        }
+    }
+}
+
+/* features.global_features */
+static void global_features(const Side *x, double *out)
+{
+    int anchors = x->anchors < 2 ? x->anchors : 2;
+    out[0] = x->off ? 1.0 : 0.0;
+    out[1] = (double)x->off / 15.0;
+    out[2] = (double)(x->home_made * x->home_made) / 36.0;
+    out[3] = x->home_made >= 5 ? 1.0 : 0.0;
+    out[4] = x->prime >= 3 ? 1.0 : 0.0;
+    out[5] = x->prime >= 4 ? 1.0 : 0.0;
+    out[6] = x->prime >= 5 ? 1.0 : 0.0;
+    out[7] = x->prime >= 6 ? 1.0 : 0.0;
+    out[8] = x->prime >= 4 ? (double)x->prime_top / 24.0 : 0.0;
+    out[9] = (double)x->rearmost / 25.0;
+    out[10] = x->bar >= 2 ? 1.0 : 0.0;
+    out[11] = anchors >= 1 ? 1.0 : 0.0;
+    out[12] = anchors >= 2 ? 1.0 : 0.0;
+}
+
+/* ------------------------------------------------------------------------------ both sides */
+
+/* features.shot_masks: rolls with which `shooter` (on roll) hits a blot of `target`, those
+ * that can hit two different blots, and the expected pip loss / 25. */
+static void shot_masks(const Side *shooter, const Side *target, uint64_t *union_out,
+                       uint64_t *double_out, double *loss_out)
+{
+    uint32_t blots = target->blots;
+    uint64_t all = 0, twice = 0;
+    double loss = 0.0;
+    if (blots) {
+        uint32_t blocks = target->made;
+        uint32_t shooters = shooter->bar ? UINT32_C(1) << 25 : shooter->occupied;
+        while (blots) {
+            uint32_t low = blots & (~blots + 1);
+            blots ^= low;
+            /* The target's blot on its point t is on the shooter's point 25 - t. */
+            int blot_point = 26 - bit_length32(low);
+            uint64_t rolls = 0;
+            uint32_t candidates = (shooters >> (blot_point + 1)) & UINT32_C(0xFFFFFF);
+            while (candidates) {
+                uint32_t bit = candidates & (~candidates + 1);
+                candidates ^= bit;
+                int distance = bit_length32(bit); /* the shooter is on blot_point + distance */
+                rolls |= hit_rolls(distance, blocks >> (26 - blot_point - distance));
+            }
+            if (rolls) {
+                twice |= all & rolls;
+                all |= rolls;
+                loss += (double)(popcount64(rolls) * blot_point);
+            }
+        }
+    }
+    *union_out = all;
+    *double_out = twice;
+    *loss_out = loss / (36.0 * 25.0);
+}
+
+/* features.escape_rearmost */
+static int escape_rearmost(const Side *runner, const Side *blocker)
+{
+    int q = runner->rearmost;
+    if (q < 2 || q >= 26)
+        return 36;
+    return escapes[(blocker->made >> (26 - q)) & 0xFFF];
+}
+
+static double enter_fail(int bar, int closed)
+{
+    if (bar == 0)
+        return 0.0;
+    if (bar == 1)
+        return (double)(closed * closed) / 36.0;
+    return 1.0 - (double)((6 - closed) * (6 - closed)) / 36.0;
+}
+
+/* features.cross_features */
+static void cross_features(const Side *me, const Side *other, double *out)
+{
+    uint64_t all, twice, back_all, back_twice;
+    double loss, back_loss;
+    shot_masks(me, other, &all, &twice, &loss);
+    shot_masks(other, me, &back_all, &back_twice, &back_loss);
+    double shots = (double)popcount64(all) / 36.0;
+    double trap_other = 1.0 - (double)escape_rearmost(other, me) / 36.0;
+    double trap_me = 1.0 - (double)escape_rearmost(me, other) / 36.0;
+    double lead = (double)(other->pips - me->pips) / 100.0;
+    int other_rear = other->rearmost, my_rear = me->rearmost;
+    int my_free = other_rear
+                      ? popcount64(me->occupied & ((UINT32_C(1) << (25 - other_rear)) - 1))
+                      : 0;
+    int other_free = my_rear
+                         ? popcount64(other->occupied & ((UINT32_C(1) << (25 - my_rear)) - 1))
+                         : 0;
+    out[0] = shots;
+    out[1] = shots * (double)me->home_made / 6.0;
+    out[2] = (double)popcount64(twice) / 36.0;
+    out[3] = loss;
+    out[4] = (double)popcount64(back_all) / 36.0;
+    out[5] = trap_other;
+    out[6] = trap_other * trap_other;
+    out[7] = trap_me;
+    out[8] = trap_me * trap_me;
+    out[9] = enter_fail(me->bar, other->home_made);
+    out[10] = enter_fail(other->bar, me->home_made);
+    out[11] = (double)(other->back * me->home_made) / 30.0;
+    out[12] = (double)(me->back * other->home_made) / 30.0;
+    out[13] = lead;
+    out[14] = lead * fabs(lead);
+    out[15] = (double)my_free / 15.0;
+    out[16] = (double)other_free / 15.0;
+}
+
+/* features.feature_vector, from both sides' counts and facts. */
+static void feature_vector(const int *mover, const int *opponent, const Side *me,
+                           const Side *other, double *f)
+{
+    point_feature_sums(mover, f);
+    global_features(me, f + N_POINT);
+    point_feature_sums(opponent, f + N_BLOCK);
+    global_features(other, f + N_BLOCK + N_POINT);
+    cross_features(me, other, f + 2 * N_BLOCK);
+    f[N_FEATURES - 1] = 1.0;
+}
+
+/* ------------------------------------------------------------------------- argument parsing */
+
+/* One side's 25 counts from a sequence of ints 0..15 (at most 15 in all). */
+static int parse_side(PyObject *obj, const char *name, int *out)
+{
+    if (!PySequence_Check(obj) || PyUnicode_Check(obj) || PyBytes_Check(obj) ||
+        PyByteArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of 25 ints, not %.100s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(obj, "side must be a sequence");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != N_LOCATIONS) {
+        PyErr_Format(PyExc_ValueError, "%s must have 25 counts (points 1..24 and the bar), got %zd",
+                     name, n);
+        Py_DECREF(seq);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i];
+        long value;
+        if (PyLong_Check(item)) {
+            int overflow;
+            value = PyLong_AsLongAndOverflow(item, &overflow);
+            if (overflow)
+                value = -1;
+        } else if (PyFloat_Check(item) || !PyIndex_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s[%zd] must be an int, not %.100s", name, i,
+                         Py_TYPE(item)->tp_name);
+            Py_DECREF(seq);
+            return -1;
+        } else {
+            PyObject *index = PyNumber_Index(item);
+            if (index == NULL) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            int overflow;
+            value = PyLong_AsLongAndOverflow(index, &overflow);
+            Py_DECREF(index);
+            if (overflow)
+                value = -1;
+        }
+        if (value == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (value < 0 || value > CHEQUERS) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] must be a count 0..15, got %S", name, i, item);
+            Py_DECREF(seq);
+            return -1;
+        }
+        out[i] = (int)value;
+        total += (int)value;
+    }
+    Py_DECREF(seq);
+    if (total > CHEQUERS) {
+        PyErr_Format(PyExc_ValueError, "%s has %d chequers on the board, more than 15", name, total);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_position(PyObject *const *args, Py_ssize_t nargs, const char *function,
+                          int *mover, int *opponent)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (mover, opponent), got %zd",
+                     function, nargs);
+        return -1;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0)
+        return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------- features() */
+
+static PyObject *contact_features(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    Side me, other;
+    double f[N_FEATURES];
+    (void)module;
+    if (parse_position(args, nargs, "features", mover, opponent) < 0)
+        return NULL;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    feature_vector(mover, opponent, &me, &other, f);
+    PyObject *list = PyList_New(N_FEATURES);
+    if (list == NULL)
+        return NULL;
+    for (int i = 0; i < N_FEATURES; i++) {
+        PyObject *value = PyFloat_FromDouble(f[i]);
+        if (value == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
+/* ------------------------------------------------------------------------------------- Net */
+
+typedef struct {
+    PyObject_HEAD
+    double weights[N_HEADS][N_FEATURES];
+} NetObject;
+
+static int Net_init(NetObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"weights", NULL};
+    PyObject *weights;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:Net", keywords, &weights))
+        return -1;
+    PyObject *heads = PySequence_Fast(weights, "weights must be a sequence of 5 sequences");
+    if (heads == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(heads) != N_HEADS) {
+        PyErr_Format(PyExc_ValueError, "weights must have 5 heads, got %zd",
+                     PySequence_Fast_GET_SIZE(heads));
+        Py_DECREF(heads);
+        return -1;
+    }
+    double parsed[N_HEADS][N_FEATURES];
+    for (int h = 0; h < N_HEADS; h++) {
+        PyObject *head = PySequence_Fast(PySequence_Fast_GET_ITEM(heads, h),
+                                         "each head's weights must be a sequence of floats");
+        if (head == NULL) {
+            Py_DECREF(heads);
+            return -1;
+        }
+        if (PySequence_Fast_GET_SIZE(head) != N_FEATURES) {
+            PyErr_Format(PyExc_ValueError, "head %d must have %d weights, got %zd", h, N_FEATURES,
+                         PySequence_Fast_GET_SIZE(head));
+            Py_DECREF(head);
+            Py_DECREF(heads);
+            return -1;
+        }
+        for (int i = 0; i < N_FEATURES; i++) {
+            double w = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(head, i));
+            if (w == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(head);
+                Py_DECREF(heads);
+                return -1;
+            }
+            parsed[h][i] = w;
+        }
+        Py_DECREF(head);
+    }
+    Py_DECREF(heads);
+    memcpy(self->weights, parsed, sizeof parsed);
+    return 0;
+}
+
+static void net_logits(const NetObject *self, const double *f, double *z)
+{
+    for (int h = 0; h < N_HEADS; h++) {
+        const double *w = self->weights[h];
+        double sum = 0.0;
+        for (int i = 0; i < N_FEATURES; i++)
+            sum += w[i] * f[i];
+        z[h] = sum;
+    }
+}
+
+static PyObject *tuple5(const double *v)
+{
+    PyObject *tuple = PyTuple_New(N_HEADS);
+    if (tuple == NULL)
+        return NULL;
+    for (int h = 0; h < N_HEADS; h++) {
+        PyObject *value = PyFloat_FromDouble(v[h]);
+        if (value == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, h, value);
+    }
+    return tuple;
+}
+
+static PyObject *Net_logits(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    Side me, other;
+    double f[N_FEATURES], z[N_HEADS];
+    if (parse_position(args, nargs, "logits", mover, opponent) < 0)
+        return NULL;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    feature_vector(mover, opponent, &me, &other, f);
+    net_logits(self, f, z);
+    return tuple5(z);
+}
+
+static double sigmoid(double z)
+{
+    return 1.0 / (1.0 + exp(-z));
+}
+
+/* HeuristicEvaluator.evaluate_sides for a contact position; None when that must not use the net
+ * (a side has borne everything off, or there is no contact). */
+static PyObject *Net_contact(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    Side me, other;
+    double f[N_FEATURES], z[N_HEADS];
+    if (parse_position(args, nargs, "contact", mover, opponent) < 0)
+        return NULL;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (me.off == CHEQUERS || other.off == CHEQUERS || me.rearmost + other.rearmost <= 25)
+        Py_RETURN_NONE;
+    feature_vector(mover, opponent, &me, &other, f);
+    net_logits(self, f, z);
+    double p[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    double s;
+    p[0] = z[0] > -700.0 ? sigmoid(z[0]) : 0.0;
+    if (!other.off && z[1] > -700.0) {
+        s = sigmoid(z[1]);
+        p[1] = p[0] < s ? p[0] : s;
+        if (other.back && z[2] > -700.0) {
+            s = sigmoid(z[2]);
+            p[2] = p[1] < s ? p[1] : s;
+        }
+    }
+    if (!me.off && z[3] > -700.0) {
+        double lose = 1.0 - p[0];
+        s = sigmoid(z[3]);
+        p[3] = lose < s ? lose : s;
+        if (me.back && z[4] > -700.0) {
+            s = sigmoid(z[4]);
+            p[4] = p[3] < s ? p[3] : s;
+        }
+    }
+    return tuple5(p);
+}
+
+/* Pickling (evaluators travel to worker processes): Net(weights) again. */
+static PyObject *Net_reduce(NetObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *heads = PyList_New(N_HEADS);
+    if (heads == NULL)
+        return NULL;
+    for (int h = 0; h < N_HEADS; h++) {
+        PyObject *head = PyList_New(N_FEATURES);
+        if (head == NULL) {
+            Py_DECREF(heads);
+            return NULL;
+        }
+        PyList_SET_ITEM(heads, h, head);
+        for (int i = 0; i < N_FEATURES; i++) {
+            PyObject *value = PyFloat_FromDouble(self->weights[h][i]);
+            if (value == NULL) {
+                Py_DECREF(heads);
+                return NULL;
+            }
+            PyList_SET_ITEM(head, i, value);
+        }
+    }
+    return Py_BuildValue("O(N)", (PyObject *)Py_TYPE(self), heads);
+}
+
+static PyMethodDef Net_methods[] = {
+    {"__reduce__", (PyCFunction)Net_reduce, METH_NOARGS, "Pickle support: Net(weights)."},
+    {"logits", (PyCFunction)(void (*)(void))Net_logits, METH_FASTCALL,
+     "logits(mover, opponent) -> the five heads' logits (weights . features)."},
+    {"contact", (PyCFunction)(void (*)(void))Net_contact, METH_FASTCALL,
+     "contact(mover, opponent) -> the five constrained probabilities for the player on roll, "
+     "or None when the position is not for the contact net (no contact, or a side is off)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject NetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bgbot.players._contact.Net",
+    .tp_basicsize = sizeof(NetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Net(weights): the five contact heads (evaluator.HEADS order), each a sequence of "
+              "N_FEATURES weights in FEATURE_NAMES order.",
+    .tp_methods = Net_methods,
+    .tp_init = (initproc)Net_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------------------------------- module */
+
+static PyMethodDef module_methods[] = {
+    {"features", (PyCFunction)(void (*)(void))contact_features, METH_FASTCALL,
+     "features(mover, opponent) -> features.feature_vector(mover, opponent) (FEATURE_NAMES "
+     "order); mover is on roll."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef contact_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "bgbot.players._contact",
+    .m_doc = "The heuristic evaluator's contact features and five-head net in C (optional; "
+             "bgbot/players/features.py is the definition).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__contact(void)
+{
+    build_tables();
+    if (PyType_Ready(&NetType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&contact_module);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&NetType);
+    if (PyModule_AddObject(module, "Net", (PyObject *)&NetType) < 0) {
+        Py_DECREF(&NetType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "N_FEATURES", N_FEATURES) < 0 ||
+        PyModule_AddIntConstant(module, "N_HEADS", N_HEADS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

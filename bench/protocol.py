@@ -50,7 +50,7 @@ GOALS = {"p99_ms": 5.0, "decisions_per_s": 2000.0, "rss_mb": 150.0}
 class Daemon:
     """`bgbot serve` in a private directory tree."""
 
-    def __init__(self, *, tcp: bool = False, workers: int = 0) -> None:
+    def __init__(self, *, tcp: bool = False, workers: int = 0, inline: bool = False) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="bgbench-", dir="/tmp"))
         self.key = write_key(self.root / "control.key")
         self.server_public: bytes | None = None
@@ -70,6 +70,7 @@ class Daemon:
             f'[daemon]\nstate_dir = "{self.root / "state"}"\nlogs_dir = "{self.root / "logs"}"\n'
             f'runtime_dir = "{self.root / "run"}"\n[control]\n{control}'
             f"[limits]\nmatch_workers = {workers}\ndecision_workers = {workers}\n"
+            f"inline_decisions = {str(inline).lower()}\n"
             f'[logging]\nlevel = "warning"\n')
         self.log = (self.root / "daemon.log").open("wb")
         self.proc = subprocess.Popen(
@@ -307,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default=None,
                         help="agent answering the requests (default: the daemon's, heuristic "
                         "0-ply); 'random' measures the protocol's own cost")
+    parser.add_argument("--inline", action="store_true",
+                        help="decisions on the daemon's event loop (limits.inline_decisions)")
     parser.add_argument("--skip-tcp", action="store_true")
     parser.add_argument("--skip-rss", action="store_true")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
@@ -320,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     for transport in ("ipc", "tcp"):
         if transport == "tcp" and args.skip_tcp:
             continue
-        daemon = Daemon(tcp=transport == "tcp", workers=args.workers)
+        daemon = Daemon(tcp=transport == "tcp", workers=args.workers, inline=args.inline)
         try:
             round_trips(daemon.client, requests[:200], args.window)  # warm the workers up
             single = round_trips(daemon.client, requests, 1, daemon)

@@ -166,22 +166,14 @@ class Position:
             raw = base64.b64decode(text + "==", validate=True)
         except ValueError:
             raise FormatError("position id", position_id, "is not valid base64") from None
-        bits = int.from_bytes(raw, "little")
-        sides: list[list[int]] = [[0] * 25, [0] * 25]
-        side = index = 0
-        for bit in range(80):
-            if side == 2:
-                if (bits >> bit) & 1:
-                    raise FormatError("position id", position_id, "has chequer bits after both sides")
-                continue
-            if (bits >> bit) & 1:
-                sides[side][index] += 1
-            else:
-                index += 1
-                if index == 25:
-                    side, index = side + 1, 0
-        if side != 2:
+        # The bits, first bit first, are one run of ones (the chequers) per location, each
+        # closed by a zero: 25 locations of the side not on roll, then 25 of the other.
+        runs = format(int.from_bytes(raw, "little"), "080b")[::-1].split("0")
+        if len(runs) < 51:
             raise FormatError("position id", position_id, "ends before both sides are complete")
+        if any(runs[50:]):
+            raise FormatError("position id", position_id, "has chequer bits after both sides")
+        sides = [[len(run) for run in runs[:25]], [len(run) for run in runs[25:50]]]
         try:
             position = cls(sides[0], sides[1])
         except InvalidPosition as exc:

@@ -19,7 +19,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 __all__ = ["SchemaViolation", "Validator", "load_schema", "schema_path"]
 
@@ -79,6 +79,20 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _type_test(names: list[str]) -> tuple[tuple[type, ...], bool]:
+    """(the Python types any of the JSON type ``names`` admits, whether a bool is admitted):
+    `_matches_type` as one isinstance call (a bool is an int to Python, not to JSON)."""
+    kinds: dict[str, tuple[type, ...]] = {
+        "integer": (int,), "number": (int, float), "string": (str,), "boolean": (),
+        "object": (dict,), "array": (list,), "null": (type(None),)}
+    allowed: tuple[type, ...] = ()
+    for name in names:
+        if name not in kinds:
+            raise ValueError(f"unknown JSON Schema type {name!r}")
+        allowed += kinds[name]
+    return allowed, "boolean" in names
+
+
 def _matches_type(value: object, name: str) -> bool:
     if name == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
@@ -112,6 +126,8 @@ class Validator:
             self._check_schema(schema, f"$defs/{name}")
         for name, schema in self.messages.items():
             self._check_schema(schema, f"messages/{name}")
+        self._fast: dict[int, Callable[[Any], bool]] = {}
+        self._fast_messages = {name: self._compile(schema) for name, schema in self.messages.items()}
 
     # ------------------------------------------------------------------ schema checking
 
@@ -153,8 +169,139 @@ class Validator:
         return kind
 
     def validate(self, msg_type: str, content: Any) -> None:
-        """Raise `SchemaViolation` naming the first field that does not match."""
-        self._validate(content, self.messages[msg_type], "")
+        """Raise `SchemaViolation` naming the first field that does not match.
+
+        A compiled check (`_compile`) answers valid / invalid; only an invalid message walks
+        the schema again to name its first bad field (no path strings on the hot path)."""
+        if not self._fast_messages[msg_type](content):
+            self._validate(content, self.messages[msg_type], "")
+            raise SchemaViolation("", "refused by the compiled check but not by the schema walk "
+                                  "(a bug in bgbot.daemon.schema; please report it)")
+
+    # ------------------------------------------------------------------ compiled checks
+
+    def _compile(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        """A predicate equal to "`_validate` raises nothing" for ``schema``, built once, with
+        every keyword looked up in advance (memoised per schema object; $ref cycles resolved
+        lazily)."""
+        key = id(schema)
+        found = self._fast.get(key)
+        if found is not None:
+            return found
+        slot: list[Callable[[Any], bool]] = []
+        self._fast[key] = lambda value: slot[0](value)  # a $ref back to this schema
+        checks: list[Callable[[Any], bool]] = []
+        ref = schema.get("$ref")
+        if ref is not None:
+            checks.append(self._compile(self._resolve(ref)))
+        kind = schema.get("type")
+        if kind is not None:
+            allowed, bool_ok = _type_test([kind] if isinstance(kind, str) else list(kind))
+
+            def typed(value: Any) -> bool:
+                if type(value) is bool:
+                    return bool_ok
+                return isinstance(value, allowed)
+
+            checks.append(typed)
+        if "enum" in schema:
+            options = list(schema["enum"])
+            checks.append(lambda v: any(v == o and type(v) is type(o) for o in options))
+        if "const" in schema:
+            constant = schema["const"]
+            checks.append(lambda v: v == constant)
+        lowest, highest = schema.get("minimum"), schema.get("maximum")
+
+        def number(v: Any) -> bool:
+            if lowest is not None and v < lowest or highest is not None and v > highest:
+                return False
+            return not (isinstance(v, float) and v != v)
+
+        by_type: dict[type, Callable[[Any], bool]] = {
+            dict: self._compile_object(schema), list: self._compile_array(schema),
+            str: self._compile_string(schema), int: number, float: number,
+        }
+        first = checks[0] if len(checks) == 1 else None
+
+        def check(value: Any) -> bool:
+            if first is not None:
+                if not first(value):
+                    return False
+            else:
+                for part in checks:
+                    if not part(value):
+                        return False
+            exact = by_type.get(type(value))
+            if exact is not None:
+                return exact(value)
+            if type(value) is bool or value is None:
+                return True
+            for base, inherited in by_type.items():  # subclasses of the JSON types
+                if isinstance(value, base):
+                    return inherited(value)
+            return True
+
+        slot.append(check)
+        self._fast[key] = check
+        return check
+
+    def _compile_object(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        required = tuple(schema.get("required", ()))
+        fewest, most = schema.get("minProperties"), schema.get("maxProperties")
+        properties = {k: self._compile(v) for k, v in schema.get("properties", {}).items()}
+        extra = schema.get("additionalProperties", True)
+        extra_check = self._compile(extra) if isinstance(extra, dict) else None
+        names = schema.get("propertyNames")
+        names_check = self._compile(names) if names is not None else None
+
+        def check(value: dict[Any, Any]) -> bool:
+            for field in required:
+                if field not in value:
+                    return False
+            if fewest is not None and len(value) < fewest or most is not None and len(value) > most:
+                return False
+            for field, item in value.items():
+                if type(field) is not str and not isinstance(field, str):
+                    return False
+                if names_check is not None and not names_check(field):
+                    return False
+                sub = properties.get(field)
+                if sub is not None:
+                    if not sub(item):
+                        return False
+                elif extra is False:
+                    return False
+                elif extra_check is not None and not extra_check(item):
+                    return False
+            return True
+
+        return check
+
+    def _compile_array(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        fewest, most = schema.get("minItems"), schema.get("maxItems")
+        items = schema.get("items")
+        item_check = self._compile(items) if items is not None else None
+
+        def check(value: list[Any]) -> bool:
+            if fewest is not None and len(value) < fewest or most is not None and len(value) > most:
+                return False
+            return item_check is None or all(item_check(item) for item in value)
+
+        return check
+
+    def _compile_string(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        shortest, longest = schema.get("minLength"), schema.get("maxLength")
+        pattern = schema.get("pattern")
+        search = self._patterns[pattern].search if pattern is not None else None
+
+        def check(value: str) -> bool:
+            if shortest is not None and len(value) < shortest:
+                return False
+            if longest is not None and len(value) > longest:
+                return False
+            return search is None or search(value) is not None
+
+        return check
 
     def validate_value(self, schema: Mapping[str, Any], value: Any, path: str = "") -> None:
         self._validate(value, schema, path)

@@ -452,6 +452,407 @@ static int parse_position(PyObject *const *args, Py_ssize_t nargs, const char *f
     return 0;
 }
 
+/* --------------------------------------------------------------------------- move generator */
+
+/* The distinct resulting boards of the legal plays of a roll: core/position.py's `_generate`
+ * (the definition, which agrees with gnubg) step for step, so that the results come in the same
+ * order as `Position.play_results` (its dict keeps first insertion order) and a player that
+ * keeps the first best result picks the same one. Indices as there: 0..23 = own points 1..24,
+ * 24 = bar, target -1 = borne off; the opponent's point of own index t is its index 23 - t. */
+
+typedef struct {
+    int source, target, hit;
+} Move;
+
+typedef struct {
+    int mover[N_LOCATIONS];    /* the roller's counts after the play */
+    int opponent[N_LOCATIONS]; /* the other side's counts after it (its hit chequers on its bar) */
+    uint64_t lo, hi;           /* the dedup key: mover counts (4 bits each) and hit mask */
+    int used, first;           /* dice used (all of them when the game ends), first die */
+} Result;
+
+typedef struct {
+    Result *results;
+    int count, capacity;
+    int32_t *slots; /* open addressing: result index + 1, 0 = empty */
+    int n_slots;    /* a power of two, at least twice `count` */
+    /* the board while walking */
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    int on_board, outside; /* chequers on the board, chequers outside the home board (bar too) */
+    uint32_t hit_mask;     /* bit t: a blot was hit on own index t */
+    int full;              /* dice in the roll: 2, or 4 for doubles */
+} Generator;
+
+static int generator_init(Generator *g)
+{
+    g->count = 0;
+    g->capacity = 256;
+    g->n_slots = 1024;
+    g->results = PyMem_Malloc(sizeof(Result) * (size_t)g->capacity);
+    g->slots = PyMem_Calloc((size_t)g->n_slots, sizeof(int32_t));
+    if (g->results == NULL || g->slots == NULL) {
+        PyMem_Free(g->results);
+        PyMem_Free(g->slots);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void generator_free(Generator *g)
+{
+    PyMem_Free(g->results);
+    PyMem_Free(g->slots);
+}
+
+static uint32_t key_hash(uint64_t lo, uint64_t hi)
+{
+    uint64_t h = (lo ^ (hi * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xBF58476D1CE4E5B9);
+    return (uint32_t)(h >> 32);
+}
+
+static int find_slot(const Generator *g, uint64_t lo, uint64_t hi)
+{
+    int mask = g->n_slots - 1;
+    int i = (int)(key_hash(lo, hi) & (uint32_t)mask);
+    for (;;) {
+        int32_t at = g->slots[i];
+        if (at == 0)
+            return i;
+        const Result *r = &g->results[at - 1];
+        if (r->lo == lo && r->hi == hi)
+            return i;
+        i = (i + 1) & mask;
+    }
+}
+
+/* Room for one more result (grows the arrays; the table stays at most half full). */
+static int generator_reserve(Generator *g)
+{
+    if (g->count == g->capacity) {
+        int capacity = 2 * g->capacity;
+        Result *grown = PyMem_Realloc(g->results, sizeof(Result) * (size_t)capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        g->results = grown;
+        g->capacity = capacity;
+    }
+    if (2 * (g->count + 1) > g->n_slots) {
+        int n_slots = 2 * g->n_slots;
+        int32_t *slots = PyMem_Calloc((size_t)n_slots, sizeof(int32_t));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyMem_Free(g->slots);
+        g->slots = slots;
+        g->n_slots = n_slots;
+        for (int k = 0; k < g->count; k++)
+            g->slots[find_slot(g, g->results[k].lo, g->results[k].hi)] = k + 1;
+    }
+    return 0;
+}
+
+/* `_generate`'s record(): the current board was reached using `used` dice, the first being
+ * `first_die`. `insert_only` is its inlined fourth step of doubles (a known key is not
+ * updated). */
+static int record(Generator *g, int used, int first_die, int insert_only)
+{
+    if (!g->on_board)
+        used = g->full;
+    uint64_t lo = 0, hi = 0;
+    for (int i = 0; i < 16; i++)
+        lo |= (uint64_t)g->mover[i] << (4 * i);
+    for (int i = 16; i < N_LOCATIONS; i++)
+        hi |= (uint64_t)g->mover[i] << (4 * (i - 16));
+    hi |= (uint64_t)g->hit_mask << 36;
+    int slot = find_slot(g, lo, hi);
+    if (g->slots[slot]) {
+        Result *known = &g->results[g->slots[slot] - 1];
+        if (insert_only)
+            return 0;
+        if (known->used < used) {
+            known->used = used;
+            known->first = first_die;
+        } else if (known->used == used && first_die > known->first) {
+            known->first = first_die;
+        }
+        return 0;
+    }
+    if (generator_reserve(g) < 0)
+        return -1;
+    slot = find_slot(g, lo, hi); /* the table may have been rebuilt */
+    Result *r = &g->results[g->count++];
+    memcpy(r->mover, g->mover, sizeof r->mover);
+    memcpy(r->opponent, g->opponent, sizeof r->opponent);
+    r->lo = lo;
+    r->hi = hi;
+    r->used = used;
+    r->first = first_die;
+    g->slots[slot] = g->count;
+    return 0;
+}
+
+/* `_generate`'s moves_for(): the legal single steps with `die` from sources <= `limit`, in its
+ * order (highest source first). */
+static int moves_for(const Generator *g, int die, int limit, Move *out)
+{
+    const int *mover = g->mover, *opponent = g->opponent;
+    int n = 0;
+    if (!g->on_board)
+        return 0;
+    if (mover[24]) {
+        if (limit < 24)
+            return 0;
+        int target = 24 - die;
+        int count = opponent[23 - target];
+        if (count >= 2)
+            return 0;
+        out[0].source = 24;
+        out[0].target = target;
+        out[0].hit = count == 1;
+        return 1;
+    }
+    if (g->outside) {
+        int shift = 23 + die;
+        for (int i = limit < 23 ? limit : 23; i >= die; i--) {
+            if (mover[i] && opponent[shift - i] < 2) {
+                out[n].source = i;
+                out[n].target = i - die;
+                out[n].hit = opponent[shift - i] == 1;
+                n++;
+            }
+        }
+        return n;
+    }
+    /* All at home (R15/R16): exact bear-offs, and from the highest point with a larger die. */
+    int highest = 5;
+    while (highest >= 0 && !mover[highest])
+        highest--;
+    for (int i = limit < highest ? limit : highest; i >= 0; i--) {
+        if (!mover[i])
+            continue;
+        int target = i - die;
+        if (target >= 0) {
+            int count = opponent[23 - target];
+            if (count < 2) {
+                out[n].source = i;
+                out[n].target = target;
+                out[n].hit = count == 1;
+                n++;
+            }
+        } else if (target == -1 || i == highest) {
+            out[n].source = i;
+            out[n].target = -1;
+            out[n].hit = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void push(Generator *g, const Move *m)
+{
+    g->mover[m->source]--;
+    if (m->target >= 0) {
+        g->mover[m->target]++;
+        if (m->hit) {
+            g->opponent[23 - m->target] = 0;
+            g->opponent[24]++;
+            g->hit_mask |= UINT32_C(1) << m->target;
+        }
+        if (m->source >= 6 && m->target < 6)
+            g->outside--;
+    } else {
+        g->on_board--;
+    }
+}
+
+static void pop(Generator *g, const Move *m)
+{
+    g->mover[m->source]++;
+    if (m->target >= 0) {
+        g->mover[m->target]--;
+        if (m->hit) {
+            g->opponent[23 - m->target] = 1;
+            g->opponent[24]--;
+            g->hit_mask &= ~(UINT32_C(1) << m->target);
+        }
+        if (m->source >= 6 && m->target < 6)
+            g->outside++;
+    } else {
+        g->on_board++;
+    }
+}
+
+/* `_generate`'s walk() for doubles: sources in non-increasing order. */
+static int walk(Generator *g, int die, int depth, int limit)
+{
+    Move moves[N_LOCATIONS];
+    int n = moves_for(g, die, limit, moves);
+    if (!n)
+        return depth ? record(g, depth, die, 0) : 0;
+    for (int k = 0; k < n; k++) {
+        push(g, &moves[k]);
+        int status = depth < 3 ? walk(g, die, depth + 1, moves[k].source)
+                               : record(g, 4, die, 1);
+        pop(g, &moves[k]);
+        if (status < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Fill g->results with every board `_generate` records for (d1, d2) from `mover` on roll
+ * against `opponent`, then keep the legal ones (max-dice and higher-die rules) in order; returns
+ * their number, or -1 with an exception set. */
+static int generate(Generator *g, const int *mover, const int *opponent, int d1, int d2)
+{
+    memcpy(g->mover, mover, sizeof g->mover);
+    memcpy(g->opponent, opponent, sizeof g->opponent);
+    g->on_board = g->outside = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        g->on_board += mover[i];
+        if (i >= 6)
+            g->outside += mover[i];
+    }
+    g->hit_mask = 0;
+    g->full = d1 == d2 ? 4 : 2;
+    g->count = 0;
+    memset(g->slots, 0, sizeof(int32_t) * (size_t)g->n_slots);
+    if (d1 == d2) {
+        if (walk(g, d1, 0, 24) < 0)
+            return -1;
+    } else {
+        int order[2][2] = {{d1, d2}, {d2, d1}};
+        for (int o = 0; o < 2; o++) {
+            int first = order[o][0], second = order[o][1];
+            Move moves[N_LOCATIONS], follow[N_LOCATIONS];
+            int n = moves_for(g, first, 24, moves);
+            for (int k = 0; k < n; k++) {
+                push(g, &moves[k]);
+                int m = moves_for(g, second, 24, follow);
+                int status = 0;
+                if (!m)
+                    status = record(g, 1, first, 0);
+                for (int j = 0; j < m && status == 0; j++) {
+                    push(g, &follow[j]);
+                    status = record(g, 2, first, 0);
+                    pop(g, &follow[j]);
+                }
+                pop(g, &moves[k]);
+                if (status < 0)
+                    return -1;
+            }
+        }
+    }
+    if (!g->count)
+        return 0;
+    int best = 0, high = d1 > d2 ? d1 : d2, higher_only = 0;
+    for (int k = 0; k < g->count; k++)
+        if (g->results[k].used > best)
+            best = g->results[k].used;
+    if (best == 1 && d1 != d2)
+        for (int k = 0; k < g->count; k++)
+            if (g->results[k].used == 1 && g->results[k].first == high)
+                higher_only = 1;
+    int kept = 0;
+    for (int k = 0; k < g->count; k++) {
+        const Result *r = &g->results[k];
+        if (r->used != best || (higher_only && r->first != high))
+            continue;
+        if (kept != k)
+            g->results[kept] = *r;
+        kept++;
+    }
+    g->count = kept; /* the table is stale now: `generate` clears it on the next call */
+    return kept;
+}
+
+/* A legal board: no point (1..24) holds chequers of both sides. */
+static int check_board(const int *mover, const int *opponent)
+{
+    for (int i = 0; i < 24; i++) {
+        if (mover[i] && opponent[23 - i]) {
+            PyErr_Format(PyExc_ValueError,
+                         "point %d (mover's numbering) holds chequers of both sides", i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A die: an int 1..6. */
+static int parse_die(PyObject *obj, const char *name, int *out)
+{
+    if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t value = PyNumber_AsSsize_t(obj, NULL);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    if (value < 1 || value > 6) {
+        PyErr_Format(PyExc_ValueError, "%s must be 1..6, got %zd", name, value);
+        return -1;
+    }
+    *out = (int)value;
+    return 0;
+}
+
+static PyObject *side_tuple(const int *side)
+{
+    PyObject *tuple = PyTuple_New(N_LOCATIONS);
+    if (tuple == NULL)
+        return NULL;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        PyObject *value = PyLong_FromLong(side[i]); /* small ints: cached, cannot fail */
+        if (value == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, value);
+    }
+    return tuple;
+}
+
+/* legal_results(mover, opponent, d1, d2) */
+static PyObject *contact_legal_results(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
+    Generator g;
+    (void)module;
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "legal_results() takes 4 arguments (mover, opponent, d1, d2), got %zd",
+                     nargs);
+        return NULL;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
+        check_board(mover, opponent) < 0 || parse_die(args[2], "d1", &d1) < 0 ||
+        parse_die(args[3], "d2", &d2) < 0)
+        return NULL;
+    if (generator_init(&g) < 0)
+        return NULL;
+    PyObject *list = NULL;
+    int n = generate(&g, mover, opponent, d1, d2);
+    if (n >= 0)
+        list = PyList_New(n);
+    for (int k = 0; list != NULL && k < n; k++) {
+        PyObject *item = Py_BuildValue("(NN)", side_tuple(g.results[k].mover),
+                                       side_tuple(g.results[k].opponent));
+        if (item == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, item);
+    }
+    generator_free(&g);
+    return list;
+}
+
 /* ------------------------------------------------------------------------------- features() */
 
 static PyObject *contact_features(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -578,42 +979,236 @@ static double sigmoid(double z)
     return 1.0 / (1.0 + exp(-z));
 }
 
+/* The constrained probabilities of HeuristicEvaluator.evaluate_sides for a contact position
+ * (the caller has checked that it is one), `mover` on roll. */
+static void contact_probabilities(const NetObject *self, const int *mover, const int *opponent,
+                                  const Side *me, const Side *other, double *p)
+{
+    double f[N_FEATURES], z[N_HEADS];
+    double s;
+    feature_vector(mover, opponent, me, other, f);
+    net_logits(self, f, z);
+    p[0] = z[0] > -700.0 ? sigmoid(z[0]) : 0.0;
+    p[1] = p[2] = p[3] = p[4] = 0.0;
+    if (!other->off && z[1] > -700.0) {
+        s = sigmoid(z[1]);
+        p[1] = p[0] < s ? p[0] : s;
+        if (other->back && z[2] > -700.0) {
+            s = sigmoid(z[2]);
+            p[2] = p[1] < s ? p[1] : s;
+        }
+    }
+    if (!me->off && z[3] > -700.0) {
+        double lose = 1.0 - p[0];
+        s = sigmoid(z[3]);
+        p[3] = lose < s ? lose : s;
+        if (me->back && z[4] > -700.0) {
+            s = sigmoid(z[4]);
+            p[4] = p[3] < s ? p[3] : s;
+        }
+    }
+}
+
+/* Whether the position is for the contact net: nobody has borne everything off, and some
+ * chequer still has to pass one of the other side (Position.is_contact). */
+static int is_contact(const Side *me, const Side *other)
+{
+    return me->off != CHEQUERS && other->off != CHEQUERS && me->rearmost + other->rearmost > 25;
+}
+
 /* HeuristicEvaluator.evaluate_sides for a contact position; None when that must not use the net
  * (a side has borne everything off, or there is no contact). */
 static PyObject *Net_contact(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS];
     Side me, other;
-    double f[N_FEATURES], z[N_HEADS];
+    double p[N_HEADS];
     if (parse_position(args, nargs, "contact", mover, opponent) < 0)
         return NULL;
     side_info(mover, &me);
     side_info(opponent, &other);
-    if (me.off == CHEQUERS || other.off == CHEQUERS || me.rearmost + other.rearmost <= 25)
+    if (!is_contact(&me, &other))
         Py_RETURN_NONE;
-    feature_vector(mover, opponent, &me, &other, f);
-    net_logits(self, f, z);
-    double p[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    double s;
-    p[0] = z[0] > -700.0 ? sigmoid(z[0]) : 0.0;
-    if (!other.off && z[1] > -700.0) {
-        s = sigmoid(z[1]);
-        p[1] = p[0] < s ? p[0] : s;
-        if (other.back && z[2] > -700.0) {
-            s = sigmoid(z[2]);
-            p[2] = p[1] < s ? p[1] : s;
-        }
-    }
-    if (!me.off && z[3] > -700.0) {
-        double lose = 1.0 - p[0];
-        s = sigmoid(z[3]);
-        p[3] = lose < s ? lose : s;
-        if (me.back && z[4] > -700.0) {
-            s = sigmoid(z[4]);
-            p[4] = p[3] < s ? p[3] : s;
-        }
-    }
+    contact_probabilities(self, mover, opponent, &me, &other, p);
     return tuple5(p);
+}
+
+/* ---------------------------------------------------------------------------- look-ahead */
+
+/* Calls race(mover, opponent) (tuples of counts) and reads its five probabilities into p. */
+static int call_race(PyObject *race, const int *mover, const int *opponent, double *p)
+{
+    PyObject *m = side_tuple(mover);
+    if (m == NULL)
+        return -1;
+    PyObject *o = side_tuple(opponent);
+    if (o == NULL) {
+        Py_DECREF(m);
+        return -1;
+    }
+    PyObject *answer = PyObject_CallFunctionObjArgs(race, m, o, NULL);
+    Py_DECREF(m);
+    Py_DECREF(o);
+    if (answer == NULL)
+        return -1;
+    PyObject *seq = PySequence_Fast(answer, "race() must return a sequence of 5 floats");
+    Py_DECREF(answer);
+    if (seq == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != N_HEADS) {
+        PyErr_Format(PyExc_ValueError, "race() must return 5 probabilities, got %zd",
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int h = 0; h < N_HEADS; h++) {
+        p[h] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, h));
+        if (p[h] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* HeuristicEvaluator.evaluate_sides(mover, opponent) with the compiled net: `mover` on roll.
+ * A finished game gets its exact outcome (evaluator._terminal), a contact position the net, a
+ * race what race(mover, opponent) says. */
+static int evaluate_on_roll(const NetObject *self, const int *mover, const int *opponent,
+                            PyObject *race, double *p)
+{
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (me.off == CHEQUERS || other.off == CHEQUERS) {
+        int mover_won = me.off == CHEQUERS;
+        const Side *loser = mover_won ? &other : &me;
+        double gammon = loser->off == 0 ? 1.0 : 0.0;
+        double backgammon = loser->off == 0 && loser->back ? 1.0 : 0.0;
+        p[0] = mover_won ? 1.0 : 0.0;
+        p[1] = mover_won ? gammon : 0.0;
+        p[2] = mover_won ? backgammon : 0.0;
+        p[3] = mover_won ? 0.0 : gammon;
+        p[4] = mover_won ? 0.0 : backgammon;
+        return 0;
+    }
+    if (is_contact(&me, &other)) {
+        contact_probabilities(self, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    return call_race(race, mover, opponent, p);
+}
+
+/* Probabilities.equity, with Python's order of operations. */
+static double equity(const double *p)
+{
+    return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4];
+}
+
+/* The 21-roll average of heuristic.py: `roller` rolls against `other`; each play's board is
+ * evaluated with `other` on roll. for_roller = 0 (`_one_ply_probs`): the roller minimises the
+ * other's equity and the average is the other's chances; 1 (`roll_average`): he maximises his
+ * own and the average is his. The first best play in `play_results` order is kept. */
+static void flip(const double *p, double *q)
+{
+    q[0] = 1.0 - p[0];
+    q[1] = p[3];
+    q[2] = p[4];
+    q[3] = p[1];
+    q[4] = p[2];
+}
+
+static int roll_loop(const NetObject *self, Generator *g, const int *roller, const int *other,
+                     PyObject *race, int for_roller, double *out)
+{
+    double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    double p[N_HEADS], q[N_HEADS], best[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int a = 1; a <= 6; a++) {
+        for (int b = a; b <= 6; b++) {
+            int n = generate(g, roller, other, a, b);
+            if (n < 0)
+                return -1;
+            if (n == 0) { /* no legal play: the roller stands pat */
+                if (evaluate_on_roll(self, other, roller, race, p) < 0)
+                    return -1;
+                if (for_roller)
+                    flip(p, best);
+                else
+                    memcpy(best, p, sizeof p);
+            }
+            double best_eq = for_roller ? -1e9 : 1e9;
+            for (int k = 0; k < n; k++) {
+                const Result *r = &g->results[k];
+                if (evaluate_on_roll(self, r->opponent, r->mover, race, p) < 0)
+                    return -1;
+                if (for_roller)
+                    flip(p, q);
+                else
+                    memcpy(q, p, sizeof p);
+                double eq = equity(q);
+                if (for_roller ? eq > best_eq : eq < best_eq) {
+                    memcpy(best, q, sizeof q);
+                    best_eq = eq;
+                }
+            }
+            double weight = a == b ? 1.0 : 2.0;
+            for (int h = 0; h < N_HEADS; h++)
+                total[h] += weight * best[h];
+        }
+    }
+    for (int h = 0; h < N_HEADS; h++)
+        out[h] = total[h] / 36.0;
+    return 0;
+}
+
+static PyObject *look_ahead(NetObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            const char *name, int for_roller)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    double out[N_HEADS];
+    Generator g;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes 3 arguments (mover, opponent, race), got %zd", name, nargs);
+        return NULL;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
+        check_board(mover, opponent) < 0)
+        return NULL;
+    if (!PyCallable_Check(args[2])) {
+        PyErr_Format(PyExc_TypeError, "race must be callable, not %.100s",
+                     Py_TYPE(args[2])->tp_name);
+        return NULL;
+    }
+    if (!for_roller) {
+        Side me, other;
+        side_info(mover, &me);
+        side_info(opponent, &other);
+        if (me.off == CHEQUERS || other.off == CHEQUERS) { /* the game is over */
+            if (evaluate_on_roll(self, mover, opponent, args[2], out) < 0)
+                return NULL;
+            return tuple5(out);
+        }
+    }
+    if (generator_init(&g) < 0)
+        return NULL;
+    int status = for_roller ? roll_loop(self, &g, mover, opponent, args[2], 1, out)
+                            : roll_loop(self, &g, opponent, mover, args[2], 0, out);
+    generator_free(&g);
+    return status < 0 ? NULL : tuple5(out);
+}
+
+/* heuristic.HeuristicPlayer._one_ply_probs(after) with every reply evaluated. */
+static PyObject *Net_one_ply(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return look_ahead(self, args, nargs, "one_ply", 0);
+}
+
+/* heuristic.roll_average(evaluator, position) with every play evaluated. */
+static PyObject *Net_roll_average(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return look_ahead(self, args, nargs, "roll_average", 1);
 }
 
 /* Pickling (evaluators travel to worker processes): Net(weights) again. */
@@ -649,6 +1244,15 @@ static PyMethodDef Net_methods[] = {
     {"contact", (PyCFunction)(void (*)(void))Net_contact, METH_FASTCALL,
      "contact(mover, opponent) -> the five constrained probabilities for the player on roll, "
      "or None when the position is not for the contact net (no contact, or a side is off)."},
+    {"one_ply", (PyCFunction)(void (*)(void))Net_one_ply, METH_FASTCALL,
+     "one_ply(mover, opponent, race) -> the chances of `mover`, who has just moved, averaged "
+     "over the 21 rolls of `opponent`, each answered by the reply that minimises mover's "
+     "cubeless equity (HeuristicPlayer._one_ply_probs with every reply evaluated); race(m, o) "
+     "gives the chances of m on roll in a race."},
+    {"roll_average", (PyCFunction)(void (*)(void))Net_roll_average, METH_FASTCALL,
+     "roll_average(mover, opponent, race) -> the chances of `mover`, on roll, averaged over "
+     "his 21 rolls, each played to his best cubeless equity (heuristic.roll_average with every "
+     "play evaluated); race as for one_ply."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -670,6 +1274,10 @@ static PyMethodDef module_methods[] = {
     {"features", (PyCFunction)(void (*)(void))contact_features, METH_FASTCALL,
      "features(mover, opponent) -> features.feature_vector(mover, opponent) (FEATURE_NAMES "
      "order); mover is on roll."},
+    {"legal_results", (PyCFunction)(void (*)(void))contact_legal_results, METH_FASTCALL,
+     "legal_results(mover, opponent, d1, d2) -> [(mover after, opponent after), ...]: the "
+     "distinct boards after the legal plays of the roll, in the mover's numbering and in "
+     "Position.play_results order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -517,6 +517,36 @@ class HeuristicEvaluator:
                 lose_bg = min(1.0 / (1.0 + exp(-z[4])), lose_g)
         return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
 
+    def one_ply(self, after: Position) -> Probabilities | None:
+        """`HeuristicPlayer._one_ply_probs(after)` with every reply evaluated (``reply_keep``
+        0), in C: the chances of ``after.mover``, who has just moved, averaged over the
+        opponent's 21 rolls, each answered by the reply that minimises our cubeless equity.
+        None when the C net is not in use (the caller runs the Python loop).
+
+        Races after a reply are evaluated by `evaluate_race` (called back from C). Where two
+        replies have exactly equal equity both loops keep the first in `play_results` order (C
+        generates the same order), so the two agree to the last bit.
+        """
+        net = self._net
+        if net is None:
+            return None
+        return _new_tuple(Probabilities, net.one_ply(after.mover, after.opponent,
+                                                     self._race_sides))
+
+    def roll_average(self, position: Position) -> Probabilities | None:
+        """`heuristic.roll_average(self, position)` (every play evaluated) in C: the chances
+        of the player on roll before rolling, averaged over his 21 rolls, each played to his
+        best cubeless equity. None when the C net is not in use."""
+        net = self._net
+        if net is None:
+            return None
+        return _new_tuple(Probabilities, net.roll_average(position.mover, position.opponent,
+                                                          self._race_sides))
+
+    def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...]) -> Probabilities:
+        """`evaluate_sides` of a race that is not over (the C look-ahead's call-back)."""
+        return self.evaluate_race(Position._trusted(opponent, mover))
+
     def evaluate_race(self, position: Position) -> Probabilities:
         """A race: the bear-off database when it fits, else the race formulas."""
         me, other = position.mover, position.opponent

@@ -38,9 +38,11 @@ MAX_CANDIDATES = 5
 """1-ply move filter: how many 0-ply candidates survive at most."""
 THRESHOLD = 0.16
 """1-ply move filter: survivors are within this much equity of the 0-ply best."""
-REPLY_KEEP = 4
+REPLY_KEEP = 0
 """1-ply reply filter: of the opponent's plays for each roll, pubeval's best few are evaluated
-(as the move prefilter does at 0-ply); 0 evaluates them all."""
+(as the move prefilter does at 0-ply); 0 (the default) evaluates them all, in C when the
+evaluator's compiled net is in use (`HeuristicEvaluator.one_ply`: move generation and contact
+evaluations without Python objects)."""
 
 
 class HeuristicPlayer:
@@ -93,7 +95,17 @@ class HeuristicPlayer:
 
     def _one_ply_probs(self, after: Position) -> Probabilities:
         """Our chances after our move ``after``, averaged over the opponent's 21 rolls, each
-        answered by the opponent's best 0-ply reply (by cubeless equity)."""
+        answered by the opponent's best 0-ply reply (by cubeless equity). With every reply
+        evaluated (``reply_keep`` 0) and the compiled net, the C kernel does it."""
+        if not self.reply_keep:
+            found = self.evaluator.one_ply(after)
+            if found is not None:
+                return found
+        return self._one_ply_python(after)
+
+    def _one_ply_python(self, after: Position) -> Probabilities:
+        """`_one_ply_probs` in Python (the definition of the C kernel, and the path of the
+        pubeval reply filter)."""
         terminal = _terminal(after)
         if terminal is not None:
             return terminal
@@ -185,7 +197,18 @@ def roll_average(evaluator: HeuristicEvaluator, position: Position, *, keep: int
     """The roller's chances in ``position`` before rolling, one ply ahead: the average over
     his 21 rolls of the 0-ply chances after his best play by cubeless equity. With ``keep``,
     only pubeval's best ``keep`` plays of a roll are scored, when it has more than ``above``
-    (default ``keep``) plays."""
+    (default ``keep``) plays. Without ``keep`` and with the compiled net, the C kernel does it
+    (`HeuristicEvaluator.roll_average`)."""
+    if not keep:
+        found = evaluator.roll_average(position)
+        if found is not None:
+            return found
+    return _roll_average_python(evaluator, position, keep, above)
+
+
+def _roll_average_python(evaluator: HeuristicEvaluator, position: Position, keep: int,
+                         above: int | None) -> Probabilities:
+    """`roll_average` in Python (the definition of the C kernel)."""
     evaluate = evaluator.evaluate_sides
     race = position.is_race()
     limit = keep if above is None else above

@@ -8,6 +8,7 @@ per-point sums), on the same positions, and so the heuristic player must choose 
 from __future__ import annotations
 
 import pickle
+import random
 from typing import Any, Sequence
 
 import pytest
@@ -15,12 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgbot.core.position import Play, Position
-from bgbot.players import evaluator
-from bgbot.players.base import Context
+from bgbot.players import evaluator, heuristic
+from bgbot.players.base import Context, Probabilities
 from bgbot.players.evaluator import HEADS, HeuristicEvaluator, pure_python_forced
 from bgbot.players.features import FEATURE_NAMES, feature_vector
-from bgbot.players.heuristic import HeuristicPlayer
+from bgbot.players.heuristic import HeuristicPlayer, _roll_average_python, roll_average
 from tools.gameloop import play_game
+
+from .conftest import board
 
 contact: Any
 try:
@@ -301,3 +304,303 @@ def test_compiled_and_pure_players_choose_the_same_plays() -> None:
         play_game([both, both], 104_729 + seed, seed % 2)
     assert both.decisions > 150
     assert both.agreed >= 0.99 * both.decisions, (both.agreed, both.decisions)
+
+
+# ------------------------------------------------------------------- C move generator (1-ply)
+
+ALL_ROLLS = [(a, b) for a in range(1, 7) for b in range(1, 7)]
+"""The 36 ordered rolls (`play_results` visits the dice in the order given)."""
+
+
+def _python_results(position: Position, dice: tuple[int, int]) -> list[tuple[Any, Any]]:
+    return [(after.mover, after.opponent) for _, after in position.play_results(dice)]
+
+
+def _assert_results_match(position: Position, dice: tuple[int, int]) -> None:
+    """`legal_results` gives `play_results`' boards, distinct, in the same order."""
+    ours = contact.legal_results(position.mover, position.opponent, *dice)
+    assert ours == _python_results(position, dice), (position, dice)
+
+
+@needs_extension
+def test_legal_results_equal_gnubgs_plays_on_the_reference_data(
+        legal_move_records: list[dict[str, Any]]) -> None:
+    """Every (position, roll) of legal-moves.jsonl (made by gnubg): the same distinct
+    resulting boards as gnubg lists, and as `play_results` in its order."""
+    assert len(legal_move_records) > 5000
+    mismatches = []
+    for record in legal_move_records:
+        position = Position.from_board(record["board"])
+        dice = tuple(record["dice"])
+        ours = contact.legal_results(position.mover, position.opponent, *dice)
+        ids = sorted(Position._trusted(opponent, mover).position_id() for mover, opponent in ours)
+        if ids != record["moves"] or ours != _python_results(position, dice):
+            mismatches.append((record["position_id"], dice))
+    assert not mismatches, f"{len(mismatches)} records differ, e.g. {mismatches[:5]}"
+
+
+@st.composite
+def bear_off_positions(draw: st.DrawFn) -> Position:
+    """The mover has every chequer home or off (sometimes one back on the bar); the opponent
+    anywhere it fits (so that its chequers can block and be hit in our home board)."""
+    mover = [0] * 25
+    for location in draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 5, 25]), min_size=15,
+                                  max_size=15)):
+        if location < 25:
+            mover[location] += 1
+    if draw(st.booleans()) and any(mover[:6]):
+        source = next(i for i in range(6) if mover[i])
+        mover[source] -= 1
+        mover[24] += 1
+    free = [i for i in range(25) if i == 24 or not mover[23 - i]]
+    opponent = [0] * 25
+    for location in draw(st.lists(st.sampled_from(free), min_size=1, max_size=15)):
+        opponent[location] += 1
+    return Position(opponent, mover)
+
+
+@st.composite
+def entering_positions(draw: st.DrawFn) -> Position:
+    """The mover has 1..4 chequers on the bar against a home board of 0..6 made points
+    (entries blocked), with blots to hit and chequers elsewhere."""
+    made = draw(st.sets(st.integers(0, 5), max_size=6))
+    opponent = [0] * 25
+    for i in made:
+        opponent[i] = 2
+    left = 15 - 2 * len(made)
+    blots = draw(st.sets(st.sampled_from([i for i in range(12) if i not in made]),
+                         max_size=min(left, 4)))
+    for i in blots:
+        opponent[i] = 1
+    opponent[12] += 15 - sum(opponent)  # the rest on its 13-point (our 12)
+    mover = [0] * 25
+    mover[24] = draw(st.integers(1, 4))
+    spots = [i for i in range(24) if not opponent[23 - i]]
+    for location in draw(st.lists(st.sampled_from(spots), min_size=15 - mover[24],
+                                  max_size=15 - mover[24])):
+        mover[location] += 1
+    return Position(opponent, mover)
+
+
+@needs_extension
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(legal_positions(), bear_off_positions(), entering_positions()))
+def test_legal_results_equal_play_results_on_generated_positions(position: Position) -> None:
+    for dice in ALL_ROLLS:
+        _assert_results_match(position, dice)
+
+
+@needs_extension
+def test_legal_results_equal_play_results_on_self_play_positions() -> None:
+    for position in SELF_PLAY:
+        for dice in ALL_ROLLS:
+            _assert_results_match(position, dice)
+
+
+def _c_boards(position: Position, dice: tuple[int, int]) -> set[Position]:
+    return {Position(opponent, mover)
+            for mover, opponent in contact.legal_results(position.mover, position.opponent,
+                                                         *dice)}
+
+
+def _after(position: Position, *steps: tuple[int, int]) -> Position:
+    return position.apply(steps)
+
+
+@needs_extension
+def test_r9_higher_die_rule_in_c() -> None:
+    # A lone chequer on our 13, the opponent holds our 2-point: 13/7 or 13/8 but not both,
+    # so only the 6 (the higher die) may be played.
+    position = board({13: 1, 1: 14}, {23: 2, 13: 13})
+    assert _c_boards(position, (6, 5)) == {_after(position, (13, 7))}
+    assert _c_boards(position, (5, 6)) == {_after(position, (13, 7))}
+
+
+@needs_extension
+def test_r9_partial_doubles_and_no_play_in_c() -> None:
+    position = board({24: 1, 1: 14}, {13: 2, 12: 13})  # our 12-point is blocked
+    assert _c_boards(position, (4, 4)) == {_after(position, (24, 20), (20, 16))}
+    stuck = board({13: 1, 1: 14}, {18: 2, 17: 2, 13: 11})
+    assert contact.legal_results(stuck.mover, stuck.opponent, 6, 5) == []
+
+
+@needs_extension
+def test_r12_r14_entering_from_the_bar_in_c() -> None:
+    # Two on the bar, only the 3 enters (the 5 would land on our 20, held): the rest is lost.
+    position = board({6: 13}, {5: 2, 1: 13}, mover_bar=2)
+    assert _c_boards(position, (5, 3)) == {_after(position, (25, 22))}
+    closed = board({6: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 3}, mover_bar=2)
+    for dice in [(6, 6), (1, 2), (5, 3)]:
+        assert contact.legal_results(closed.mover, closed.opponent, *dice) == []
+
+
+@needs_extension
+def test_r11_a_hit_blot_goes_to_the_opponents_bar_in_c() -> None:
+    # The opponent's blot on our 10-point (its 15): 13/10* hits it, 13/8/5 does not.
+    position = board({13: 1, 1: 14}, {15: 1, 1: 14})
+    boards = _c_boards(position, (3, 5))
+    hit = _after(position, (13, 10), (10, 5))
+    assert hit in boards and hit.opponent[24] == 1 and hit.opponent[14] == 0
+    assert _after(position, (13, 8), (8, 5)) in boards
+    assert len(boards) == len({(b.mover, b.opponent) for b in boards})
+
+
+@needs_extension
+def test_r15_r16_bearing_off_in_c() -> None:
+    assert _c_boards(board({3: 1, 2: 1}, {18: 15}), (6, 5)) == {board({}, {18: 15})}
+    # A 5 cannot bear off the 3 while the 6 is there: 6/1 3/2, 6/1 1/off = 6/5 5/off.
+    assert _c_boards(board({6: 1, 3: 1}, {18: 15}), (5, 1)) == {
+        board({2: 1, 1: 1}, {18: 15}), board({3: 1}, {18: 15})}
+    # One chequer on the 7 (our 2-point is held): 7/1 6/5, or 7/1 1/off = 7/6 6/off; no
+    # chequer comes off before the 7 is home.
+    assert _c_boards(board({7: 1, 6: 4, 1: 10}, {23: 15}), (6, 1)) == {
+        board({6: 3, 5: 1, 1: 11}, {23: 15}), board({6: 4, 1: 10}, {23: 15})}
+
+
+# ------------------------------------------------------------------------- C 1-ply kernel
+
+
+def _afters() -> list[Position]:
+    """Boards after a move (mover = who moved, opponent to roll) from the self-play games:
+    the first and the last result of a seeded roll at every third turn."""
+    rng = random.Random(2024)
+    out: list[Position] = []
+    for position in SELF_PLAY[::3]:
+        results = position.play_results((rng.randint(1, 6), rng.randint(1, 6)))
+        if results:
+            out.extend({results[0][1], results[-1][1]})
+    return out
+
+
+AFTERS = _afters()
+FAST_PLAYER = HeuristicPlayer(plies=1, evaluator=FAST, reply_keep=0) if FAST else None
+PURE_PLAYER = HeuristicPlayer(plies=1, evaluator=PURE, reply_keep=0)
+
+
+def _close(a: Sequence[float], b: Sequence[float], tolerance: float = 1e-5) -> bool:
+    return max(abs(x - y) for x, y in zip(a, b)) <= tolerance
+
+
+@needs_extension
+def test_one_ply_is_the_python_loop_to_the_last_bit() -> None:
+    """With the same (compiled) evaluations, the kernel gives exactly the Python loop's chances:
+    it visits the replies in `play_results` order, so exact ties are broken alike too."""
+    assert FAST is not None and FAST_PLAYER is not None
+    assert len(AFTERS) > 80
+    assert sum(a.is_race() for a in AFTERS) > 5 and sum(a.is_contact() for a in AFTERS) > 40
+    for after in AFTERS:
+        kernel = FAST.one_ply(after)
+        assert kernel is not None and isinstance(kernel, Probabilities)
+        assert FAST_PLAYER._one_ply_probs(after) == kernel
+        assert tuple(kernel) == tuple(FAST_PLAYER._one_ply_python(after)), after
+
+
+@needs_extension
+def test_one_ply_agrees_with_the_pure_python_player() -> None:
+    """Against the pure-Python evaluator (fixed-point sums, 1e-7 per head) the chances agree
+    to 1e-5 unless two replies' equities come within that rounding of each other and the two
+    paths choose different replies: allowed on at most 2 % of the positions."""
+    assert FAST_PLAYER is not None
+    agreed = sum(_close(FAST_PLAYER._one_ply_probs(after), PURE_PLAYER._one_ply_probs(after))
+                 for after in AFTERS)
+    assert agreed >= 0.98 * len(AFTERS), (agreed, len(AFTERS))
+
+
+@needs_extension
+def test_one_ply_of_a_finished_game_is_its_result() -> None:
+    assert FAST is not None
+    gammon = board({}, {6: 15})  # we have just borne off the last chequer: a gammon
+    assert FAST.one_ply(gammon) == Probabilities(1.0, 1.0, 0.0, 0.0, 0.0)
+    assert FAST.one_ply(gammon) == PURE_PLAYER._one_ply_probs(gammon)
+
+
+@needs_extension
+def test_roll_average_is_the_python_loop_to_the_last_bit() -> None:
+    """The cube's look-ahead (the roller picks his best play): exactly the Python loop with
+    the same evaluations, and within 1e-5 of the pure-Python one (but for near ties, 2 %)."""
+    assert FAST is not None
+    positions = SELF_PLAY[::4]
+    agreed = 0
+    for position in positions:
+        kernel = FAST.roll_average(position)
+        assert kernel is not None
+        assert roll_average(FAST, position) == kernel
+        assert tuple(kernel) == tuple(_roll_average_python(FAST, position, 0, None))
+        agreed += _close(kernel, roll_average(PURE, position))
+    assert agreed >= 0.98 * len(positions)
+
+
+def test_without_the_net_there_is_no_kernel() -> None:
+    assert PURE.one_ply(Position.initial()) is None
+    assert PURE.roll_average(Position.initial()) is None
+    assert heuristic.REPLY_KEEP == 0 and HeuristicPlayer().reply_keep == 0
+
+
+@needs_extension
+def test_race_is_called_for_races_only_with_the_side_on_roll_first() -> None:
+    assert FAST is not None and FAST._net is not None and FAST_PLAYER is not None
+    seen: list[Position] = []
+
+    def race(mover: tuple[int, ...], opponent: tuple[int, ...]) -> tuple[float, ...]:
+        position = Position(opponent, mover)  # validates the board
+        assert position.is_race() and not position.is_game_over()
+        seen.append(position)
+        return tuple(FAST.evaluate_sides(mover, opponent))
+
+    for after in AFTERS:
+        if after.is_race():
+            assert FAST._net.one_ply(after.mover, after.opponent, race) == tuple(
+                FAST_PLAYER._one_ply_python(after))
+    assert len(seen) > 100
+    # The replies' boards: the opponent (who rolled) is the side not on roll.
+    assert any(sum(p.opponent) < 15 for p in seen)
+
+
+@needs_extension
+def test_one_ply_rejects_bad_input() -> None:
+    assert FAST is not None and FAST._net is not None
+    net = FAST._net
+    race_after = next(a for a in AFTERS if a.is_race())
+    args = (race_after.mover, race_after.opponent)
+    with pytest.raises(TypeError):
+        net.one_ply(*args, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        net.one_ply(*args)  # type: ignore[call-arg]
+    with pytest.raises(ValueError):
+        net.one_ply(*args, lambda m, o: (0.5, 0.5))
+    with pytest.raises(TypeError):
+        net.roll_average(race_after.opponent, race_after.mover,
+                         lambda m, o: ("a",) * 5)  # type: ignore[arg-type, return-value]
+
+    def broken(mover: Any, opponent: Any) -> Any:
+        raise ZeroDivisionError("from the call-back")
+
+    with pytest.raises(ZeroDivisionError, match="call-back"):
+        net.one_ply(*args, broken)
+    overlapping = (5,) + (0,) * 24, (0,) * 23 + (3, 0)  # both on our 1-point
+    with pytest.raises(ValueError, match="both sides"):
+        net.one_ply(*overlapping, FAST._race_sides)
+    with pytest.raises(ValueError):
+        net.one_ply(GOOD[:24], GOOD, FAST._race_sides)
+
+
+@needs_extension
+@pytest.mark.parametrize("dice, error", [
+    ((0, 3), ValueError), ((3, 7), ValueError), ((1.0, 2), TypeError), (("1", 2), TypeError),
+    ((None, 2), TypeError),
+])
+def test_legal_results_rejects_bad_dice(dice: tuple[Any, Any], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        contact.legal_results(GOOD, GOOD, *dice)
+
+
+@needs_extension
+def test_legal_results_rejects_bad_boards() -> None:
+    with pytest.raises(ValueError, match="both sides"):
+        contact.legal_results((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
+    with pytest.raises(ValueError):
+        contact.legal_results((1,) * 25, GOOD, 1, 2)
+    with pytest.raises(TypeError):
+        contact.legal_results(GOOD, GOOD, 1)
+    assert contact.legal_results(list(GOOD), [_Count(n) for n in GOOD], 3, 1) == [
+        (after.mover, after.opponent) for _, after in Position.initial().play_results((3, 1))]

@@ -31,7 +31,7 @@ import warnings
 from functools import cache
 from operator import mul
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..core.position import Position
 from .base import Probabilities
@@ -232,6 +232,27 @@ def race_probit(my_epc: float, other_epc: float) -> float:
     return (other_epc - my_epc + 4.0) / math.sqrt(max(my_epc + other_epc, 1.0))
 
 
+class RaceSide(NamedTuple):
+    """What the race model needs of one side (the evaluator caches it per side)."""
+
+    epc: float
+    """Effective pip count."""
+    full: bool
+    """No chequer borne off yet (it can still be gammoned)."""
+    home_lag: float
+    """Pips to move before every chequer is home (`_rolls_beyond` 6)."""
+    back: bool
+    """A chequer on the bar or in the other side's home board (it can be backgammoned)."""
+    back_lag: float
+    """Pips to move before no chequer is in the other side's home board or on the bar."""
+
+
+def race_side(side: Sequence[int], epc: float) -> RaceSide:
+    """`RaceSide` of ``side`` (25 counts) with effective pip count ``epc``."""
+    return RaceSide(epc, sum(side) == 15, _rolls_beyond(side, 6), any(side[18:25]),
+                    _rolls_beyond(side, 18))
+
+
 def race_probabilities(position: Position, database: BearoffDatabase | None = None,
                        epc: Callable[[tuple[int, ...]], float] | None = None,
                        spread: float = RACE_SPREAD) -> Probabilities:
@@ -243,32 +264,32 @@ def race_probabilities(position: Position, database: BearoffDatabase | None = No
         my_epc, other_epc = effective_pips(me, database), effective_pips(other, database)
     else:
         my_epc, other_epc = epc(me), epc(other)
+    return race_chances(race_side(me, my_epc), race_side(other, other_epc), spread)
+
+
+def race_chances(me: RaceSide, other: RaceSide, spread: float = RACE_SPREAD) -> Probabilities:
+    """`race_probabilities` from the two sides' `RaceSide` facts (``me`` on roll)."""
+    my_epc, other_epc = me.epc, other.epc
     win = _phi(race_probit(my_epc, other_epc) / spread)
     win_g = win_bg = lose_g = lose_bg = 0.0
-    if sum(other) == 15:
-        win_g = _lag_probability(_rolls_beyond(other, 6), 1.0, my_epc, False)
-        if any(other[18:25]):
-            win_bg = _lag_probability(_rolls_beyond(other, 18), 0.5, my_epc, False)
-    if sum(me) == 15:
-        lose_g = _lag_probability(_rolls_beyond(me, 6), 1.0, other_epc, True)
-        if any(me[18:25]):
-            lose_bg = _lag_probability(_rolls_beyond(me, 18), 0.5, other_epc, True)
-    return _constrained(position, win, win_g, win_bg, lose_g, lose_bg)
-
-
-def _constrained(position: Position, win: float, win_g: float, win_bg: float,
-                 lose_g: float, lose_bg: float) -> Probabilities:
-    """Apply the hard constraints of heuristic-player.md §2.7 and the ordering of outputs."""
-    me, other = position.mover, position.opponent
+    if other.full:
+        win_g = _lag_probability(other.home_lag, 1.0, my_epc, False)
+        if other.back:
+            win_bg = _lag_probability(other.back_lag, 0.5, my_epc, False)
+    if me.full:
+        lose_g = _lag_probability(me.home_lag, 1.0, other_epc, True)
+        if me.back:
+            lose_bg = _lag_probability(me.back_lag, 0.5, other_epc, True)
+    # The hard constraints of heuristic-player.md §2.7 and the ordering of outputs.
     win = min(max(win, 0.0), 1.0)
     lose = 1.0 - win
-    if sum(other) < 15:
+    if not other.full:
         win_g = win_bg = 0.0
-    elif not (other[24] or any(other[18:24])):
+    elif not other.back:
         win_bg = 0.0
-    if sum(me) < 15:
+    if not me.full:
         lose_g = lose_bg = 0.0
-    elif not (me[24] or any(me[18:24])):
+    elif not me.back:
         lose_bg = 0.0
     win_g = min(max(win_g, 0.0), win)
     win_bg = min(max(win_bg, 0.0), win_g)
@@ -391,6 +412,7 @@ class HeuristicEvaluator:
         self._caches: tuple[dict[tuple[int, ...], tuple[SideInfo, _Partial]], ...] = ({}, {})
         self._global_caches: tuple[dict[Any, tuple[float, ...]], ...] = ({}, {})
         self._epc_cache: dict[tuple[int, ...], float] = {}
+        self._race_cache: dict[tuple[int, ...], RaceSide] = {}
         assert len(self.weights["win"]) == len(FEATURE_NAMES)
         self._net: Net | None = None
         if compiled or (compiled is None and not pure_python_forced()):
@@ -543,22 +565,24 @@ class HeuristicEvaluator:
         return _new_tuple(Probabilities, net.roll_average(position.mover, position.opponent,
                                                           self._race_sides))
 
-    def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...]) -> Probabilities:
-        """`evaluate_sides` of a race that is not over (the C look-ahead's call-back)."""
-        return self.evaluate_race(Position._trusted(opponent, mover))
-
-    def evaluate_race(self, position: Position) -> Probabilities:
-        """A race: the bear-off database when it fits, else the race formulas."""
-        me, other = position.mover, position.opponent
+    def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
+                    position: Position | None = None) -> Probabilities:
+        """`evaluate_race` of the board with ``mover`` on roll (``position`` if already built;
+        the C look-ahead's call-back for races that are not over)."""
         if not self._bearoff_loaded:
             self._bearoff = _load_bearoff() if self._use_bearoff else None
             self._bearoff_loaded = True
         database = self._bearoff
-        if database is not None and not any(me[6:]) and not any(other[6:]):
-            exact = database.probabilities(position)
+        if database is not None and not any(mover[6:]) and not any(opponent[6:]):
+            exact = database.probabilities(
+                position if position is not None else Position._trusted(opponent, mover))
             if exact is not None:
                 return exact
-        return race_probabilities(position, database, self._effective_pips, self.race_spread)
+        return race_chances(self._race_side(mover), self._race_side(opponent), self.race_spread)
+
+    def evaluate_race(self, position: Position) -> Probabilities:
+        """A race: the bear-off database when it fits, else the race formulas."""
+        return self._race_sides(position.mover, position.opponent, position)
 
     def race_probit(self, position: Position) -> float:
         """`race_probit` of a race with this evaluator's effective pips (for calibration)."""
@@ -567,6 +591,15 @@ class HeuristicEvaluator:
             self._bearoff_loaded = True
         return race_probit(self._effective_pips(position.mover),
                            self._effective_pips(position.opponent))
+
+    def _race_side(self, side: tuple[int, ...]) -> RaceSide:
+        """`race_side` with this evaluator's effective pips, cached per side."""
+        found = self._race_cache.get(side)
+        if found is None:
+            if len(self._race_cache) > self.CACHE_LIMIT:
+                self._race_cache.clear()
+            found = self._race_cache[side] = race_side(side, self._effective_pips(side))
+        return found
 
     def _effective_pips(self, side: tuple[int, ...]) -> float:
         """`effective_pips` with this evaluator's database, cached per side."""

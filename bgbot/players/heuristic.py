@@ -7,7 +7,9 @@
   first (measured: no loss of strength, twice the speed).
 * ``plies=1``: keep the best 0-ply candidates (at most ``MAX_CANDIDATES`` within ``THRESHOLD``
   of the best), then for each average over the opponent's 21 rolls the value after the
-  opponent's best 0-ply reply (heuristic-player.md §4).
+  opponent's best 0-ply reply (heuristic-player.md §4). Every reply is evaluated
+  (``reply_keep`` 0, the default); with the evaluator's compiled net the whole look-ahead runs
+  in C (`HeuristicEvaluator.one_ply`, the same result as the Python loop to the last bit).
 * ``noise``: Gaussian noise of that standard deviation on each candidate's equity, from a
   ``random.Random(seed)``, for weaker and varied play.
 

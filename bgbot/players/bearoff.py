@@ -259,6 +259,9 @@ def _at_least(distribution: Sequence[float]) -> list[float]:
     return out
 
 
+_SideTables = tuple[tuple[float, ...], list[float], "list[float] | None"]
+
+
 class BearoffDatabase:
     """Exact one-sided bear-off tables for up to ``max_chequers`` chequers on points 1-6."""
 
@@ -266,6 +269,7 @@ class BearoffDatabase:
         self.max_chequers = max_chequers
         self._full = full
         self._first = first
+        self._sides: dict[tuple[int, ...], _SideTables] = {}
 
     # ------------------------------------------------------------------ construction
 
@@ -450,15 +454,14 @@ class BearoffDatabase:
             return None
         if sum(mover) > self.max_chequers or sum(opponent) > self.max_chequers:
             return None
-        mine = self.rolls_distribution(mover)
-        theirs = self.rolls_distribution(opponent)
-        win = _win_against(mine, _at_least(theirs))
+        mine, _, my_first_after = self._side_tables(mover)
+        theirs, theirs_at_least, their_first_after = self._side_tables(opponent)
+        win = _win_against(mine, theirs_at_least)
         win_gammon = 0.0
         lose_gammon = 0.0
-        if sum(opponent) == MAX_CHEQUERS:  # I win a gammon if I finish before their first off
-            win_gammon = _win_against(mine, _at_least(self.first_off_distribution(opponent)))
-        if sum(mover) == MAX_CHEQUERS:  # they finish at their roll m, my first off after m
-            my_first_after = _at_least(self.first_off_distribution(mover))
+        if their_first_after is not None:  # I win a gammon if I finish before their first off
+            win_gammon = _win_against(mine, their_first_after)
+        if my_first_after is not None:  # they finish at their roll m, my first off after m
             lose_gammon = sum(
                 p * my_first_after[m + 1]
                 for m, p in enumerate(theirs)
@@ -466,6 +469,22 @@ class BearoffDatabase:
             )
         win = min(max(win, 0.0), 1.0)
         return Probabilities(win, min(win_gammon, win), 0.0, min(lose_gammon, 1.0 - win), 0.0)
+
+    SIDE_CACHE_LIMIT = 50_000
+
+    def _side_tables(self, side: tuple[int, ...]) -> _SideTables:
+        """One side's rolls distribution, its P(T >= n), and P(first off after >= n) when no
+        chequer is off yet (else None); cached per home board (races revisit the same sides)."""
+        key = side[:POINTS]
+        found = self._sides.get(key)
+        if found is None:
+            distribution = self.rolls_distribution(key)
+            first = (_at_least(self.first_off_distribution(key))
+                     if sum(key) == MAX_CHEQUERS else None)
+            if len(self._sides) > self.SIDE_CACHE_LIMIT:
+                self._sides.clear()
+            found = self._sides[key] = (distribution, _at_least(distribution), first)
+        return found
 
     def best_play(self, position: Position, dice: Sequence[int]) -> Play:
         """The legal play that minimises the mover's expected rolls to bear off (races).

@@ -61,6 +61,7 @@ def test_pure_python_env_forces_the_fallback(monkeypatch: pytest.MonkeyPatch) ->
 def test_a_stale_build_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     """An extension whose features differ from features.py (built from an older version) is
     refused with a warning: the evaluator falls back to Python, ``compiled=True`` raises."""
+    monkeypatch.delenv("BGBOT_PURE_PYTHON", raising=False)
     monkeypatch.setattr(evaluator, "feature_vector",
                         lambda mover, opponent: [0.5] * len(FEATURE_NAMES))
     evaluator._extension_agrees.cache_clear()

@@ -81,9 +81,11 @@ def _die_with_parent(parent: int) -> None:
 def limit_player_caches(entries: int) -> None:
     """Bound the heuristic evaluator's position caches in this process (0: its default)."""
     if entries > 0:
+        from ..players.bearoff import BearoffDatabase
         from ..players.evaluator import HeuristicEvaluator
 
         HeuristicEvaluator.CACHE_LIMIT = entries
+        BearoffDatabase.SIDE_CACHE_LIMIT = entries
 
 
 def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice: int) -> None:

@@ -470,7 +470,8 @@ class BearoffDatabase:
         win = min(max(win, 0.0), 1.0)
         return Probabilities(win, min(win_gammon, win), 0.0, min(lose_gammon, 1.0 - win), 0.0)
 
-    SIDE_CACHE_LIMIT = 50_000
+    SIDE_CACHE_LIMIT = 10_000
+    """Home boards whose tables `_side_tables` keeps (about 400 bytes each)."""
 
     def _side_tables(self, side: tuple[int, ...]) -> _SideTables:
         """One side's rolls distribution, its P(T >= n), and P(first off after >= n) when no

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgbot.core.position import Play, Position
+from bgbot.core.rules import Rules
 from bgbot.players import evaluator, heuristic
 from bgbot.players.base import Context, Probabilities
 from bgbot.players.evaluator import HEADS, HeuristicEvaluator, pure_python_forced
@@ -282,29 +283,8 @@ def test_bad_weights_are_rejected(weights: Any, error: type[Exception]) -> None:
 # --------------------------------------------------------------------------------- players
 
 
-class _Both:
-    """Plays the compiled player's choice and counts how often the pure one agrees."""
-
-    def __init__(self, fast: HeuristicPlayer, pure: HeuristicPlayer) -> None:
-        self.fast, self.pure = fast, pure
-        self.decisions = self.agreed = 0
-
-    def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
-        play = self.fast.choose_play(position, dice, context)
-        if len(position.play_results(dice)) > 1:
-            self.decisions += 1
-            self.agreed += play == self.pure.choose_play(position, dice, context)
-        return play
-
-
-@needs_extension
-def test_compiled_and_pure_players_choose_the_same_plays() -> None:
-    assert FAST is not None
-    both = _Both(HeuristicPlayer(evaluator=FAST), HeuristicPlayer(evaluator=PURE))
-    for seed in range(6):
-        play_game([both, both], 104_729 + seed, seed % 2)
-    assert both.decisions > 150
-    assert both.agreed >= 0.99 * both.decisions, (both.agreed, both.decisions)
+# The compiled and pure players' choices: see the C plays section below (the compiled player
+# evaluates every candidate, so the pure one is compared with ``prefilter=False``).
 
 
 # ------------------------------------------------------------------- C move generator (1-ply)
@@ -605,3 +585,223 @@ def test_legal_results_rejects_bad_boards() -> None:
         contact.legal_results(GOOD, GOOD, 1)
     assert contact.legal_results(list(GOOD), [_Count(n) for n in GOOD], 3, 1) == [
         (after.mover, after.opponent) for _, after in Position.initial().play_results((3, 1))]
+
+
+# ------------------------------------------------------------ C plays (the 0-ply chooser)
+
+
+def _assert_plays_match(position: Position, dice: tuple[int, int]) -> None:
+    """`legal_plays` gives `play_results`' plays (steps, hit flags as bools, move text) and
+    boards, in the same order."""
+    ours = contact.legal_plays(position.mover, position.opponent, *dice)
+    reference = position.play_results(dice)
+    assert [(mover, opponent) for _, mover, opponent in ours] == [
+        (after.mover, after.opponent) for _, after in reference], (position, dice)
+    plays = [Play._trusted(steps) for steps, _, _ in ours]
+    assert plays == [play for play, _ in reference], (position, dice)
+    assert all(type(hit) is bool for steps, _, _ in ours for _, _, hit in steps)
+    assert [str(play) for play in plays] == [str(play) for play, _ in reference]
+
+
+@needs_extension
+def test_legal_plays_equal_play_results_on_the_reference_data(
+        legal_move_records: list[dict[str, Any]]) -> None:
+    assert len(legal_move_records) > 5000
+    for record in legal_move_records:
+        _assert_plays_match(Position.from_board(record["board"]), tuple(record["dice"]))
+
+
+@needs_extension
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(legal_positions(), bear_off_positions(), entering_positions()))
+def test_legal_plays_equal_play_results_on_generated_positions(position: Position) -> None:
+    for dice in ALL_ROLLS:
+        _assert_plays_match(position, dice)
+
+
+@needs_extension
+def test_legal_plays_steps_build_the_same_play_as_play_constructor() -> None:
+    """The trusted `Play` from C steps is the validating constructor's play, and applying it
+    gives the board C reports."""
+    position = board({13: 1, 1: 14}, {15: 1, 1: 14})
+    for steps, mover, opponent in contact.legal_plays(position.mover, position.opponent, 3, 5):
+        assert Play(steps) == Play._trusted(steps)
+        after = position.apply(Play._trusted(steps))
+        assert (after.mover, after.opponent) == (mover, opponent)
+    assert contact.legal_plays(position.mover, position.opponent, 3, 5)[0][0] in {
+        ((13, 10, True), (10, 5, False)), ((13, 8, False), (8, 5, False))}
+
+
+@needs_extension
+def test_legal_plays_rejects_bad_input() -> None:
+    with pytest.raises(ValueError):
+        contact.legal_plays(GOOD, GOOD, 0, 3)
+    with pytest.raises(TypeError):
+        contact.legal_plays(GOOD, GOOD, 1)
+    with pytest.raises(ValueError, match="both sides"):
+        contact.legal_plays((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
+    stuck = board({13: 1, 1: 14}, {18: 2, 17: 2, 13: 11})
+    assert contact.legal_plays(stuck.mover, stuck.opponent, 6, 5) == []
+
+
+MATCH = Context(match_length=7, my_score=2, opponent_score=4)
+
+
+class _Judge:
+    """Plays the compiled player's choice (checking that it is legal) in ``context`` and counts
+    how often ``other`` agrees; a disagreement must be a near tie by ``other``'s values."""
+
+    def __init__(self, fast: HeuristicPlayer, other: HeuristicPlayer, context: Context,
+                 tie: float) -> None:
+        self.fast, self.other, self.context, self.tie = fast, other, context, tie
+        self.decisions = self.agreed = 0
+        self.ties: list[float] = []
+
+    def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
+        play = self.fast.choose_play(position, dice, self.context)
+        legal = position.legal_plays(dice)
+        assert type(play) is Play and (play in legal if legal else play == Play())
+        if len(position.play_results(dice)) > 1:
+            self.decisions += 1
+            theirs = self.other.choose_play(position, dice, self.context)
+            if play == theirs:
+                self.agreed += 1
+            else:
+                pair = [(p, position.apply(p)) for p in (play, theirs)]
+                mine, best = self.other._after_values(pair, self.context)
+                assert abs(mine - best) <= self.tie, (position, dice, play, theirs, mine, best)
+                self.ties.append(best - mine)
+        return play
+
+
+def _python_path(evaluator_: HeuristicEvaluator) -> HeuristicEvaluator:
+    """The same compiled evaluations without the C move generator: the player takes its
+    Python path (`play_results`)."""
+    clone = pickle.loads(pickle.dumps(evaluator_))
+    clone._legal_plays = None
+    assert clone.compiled and clone.legal_plays(Position.initial(), (3, 1)) is None
+    return clone
+
+
+@needs_extension
+@pytest.mark.parametrize("context", [Context(), MATCH],
+                         ids=["money", "match"])
+def test_compiled_player_equals_the_pure_python_player_without_prefilter(
+        context: Context) -> None:
+    """Same candidates in the same order, every one evaluated: the choices of the pure-Python
+    player with ``prefilter=False``, but where two candidates tie within the pure evaluator's
+    rounding (1e-7 fixed point per head)."""
+    assert FAST is not None
+    judge = _Judge(HeuristicPlayer(evaluator=FAST),
+                   HeuristicPlayer(evaluator=PURE, prefilter=False), context, 1e-5)
+    for seed in range(6):
+        play_game([judge, judge], 31_337 + seed, seed % 2)
+    assert judge.decisions > 150
+    assert judge.agreed >= 0.99 * judge.decisions, (judge.agreed, judge.decisions, judge.ties)
+
+
+@needs_extension
+@pytest.mark.parametrize("context", [Context(), MATCH], ids=["money", "match"])
+@pytest.mark.parametrize("plies, noise", [(0, 0.0), (0, 0.3), (1, 0.0)])
+def test_compiled_chooser_is_the_python_path_to_the_last_bit(
+        context: Context, plies: int, noise: float) -> None:
+    """With the same (compiled) evaluations, the C candidates give exactly the Python path's
+    choices without prefilter: same values, same tie-breaks, the same noise draws, the same
+    1-ply survivors (in match play, up to the rounding of the affine utility)."""
+    assert FAST is not None
+    fast = HeuristicPlayer(plies=plies, noise=noise, seed=5, evaluator=FAST)
+    slow = HeuristicPlayer(plies=plies, noise=noise, seed=5, evaluator=_python_path(FAST),
+                           prefilter=False)
+    money = context.is_money
+    judge = _Judge(fast, slow, context, 0.0 if money else 1e-12)
+    for seed in range(2 if plies == 0 else 1):
+        play_game([judge, judge], 7_777 + seed, seed % 2)
+    assert judge.decisions > 30
+    # Match play: the compiled path's affine form of the utility may round differently (1e-16)
+    # and so break an exact tie differently; the judge checked that any disagreement is one.
+    assert judge.agreed >= (1.0 if money else 0.99) * judge.decisions, judge.ties
+
+
+@needs_extension
+def test_pure_python_player_keeps_its_prefilter() -> None:
+    """The prefilter still applies to the pure-Python evaluator: on a doubles roll with many
+    plays only pubeval's best `PREFILTER_KEEP` are evaluated."""
+    position = Position.initial()
+    results = position.play_results((1, 1))
+    assert len(results) > heuristic.PREFILTER_ABOVE
+    seen: list[int] = []
+
+    class Counting(HeuristicPlayer):
+        def _after_values(self, results: Any, context: Context) -> list[float]:
+            seen.append(len(results))
+            return super()._after_values(results, context)
+
+    Counting(evaluator=PURE).choose_play(position, (1, 1), Context())
+    Counting(evaluator=PURE, prefilter=False).choose_play(position, (1, 1), Context())
+    assert seen == [heuristic.PREFILTER_KEEP, len(results)]
+
+
+@needs_extension
+def test_a_build_without_legal_plays_falls_back_to_python_candidates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extension built before `legal_plays` existed: a warning, then compiled evaluations
+    of the Python move generator's candidates (the same choices)."""
+    monkeypatch.delattr(contact, "legal_plays")
+    evaluator._compiled_legal_plays.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="legal_plays"):
+            old = HeuristicEvaluator(use_bearoff=False, compiled=True)
+        assert old.compiled and old.legal_plays(Position.initial(), (6, 6)) is None
+        position = SELF_PLAY[7]
+        assert HeuristicPlayer(evaluator=old, prefilter=False).choose_play(
+            position, (6, 6), Context()) == HeuristicPlayer(evaluator=FAST).choose_play(
+            position, (6, 6), Context())
+    finally:
+        monkeypatch.undo()
+        evaluator._compiled_legal_plays.cache_clear()
+    assert HeuristicEvaluator(use_bearoff=False, compiled=True).legal_plays(
+        Position.initial(), (6, 6))
+
+
+UTILITY_CONTEXTS = [
+    MATCH,
+    Context(match_length=5, my_score=4, opponent_score=2, crawford=True),
+    Context(match_length=5, my_score=1, opponent_score=4, post_crawford=True),
+    Context(match_length=11, my_score=3, opponent_score=6, cube_value=2),
+    Context(match_length=25, my_score=0, opponent_score=0),
+    Context(rules=Rules(jacoby=True)),
+    Context(rules=Rules(backgammon_value=2)),
+]
+
+
+@pytest.mark.parametrize("context", UTILITY_CONTEXTS)
+def test_affine_utility_equals_the_utility(context: Context) -> None:
+    """The compiled chooser's dot product gives `_utility` (match winning chances, money
+    under other rules) for any chances, to float rounding."""
+    player = HeuristicPlayer(evaluator=PURE)
+    coefficients = player._affine_utility(context)
+    assert coefficients is not None and player._affine_utility(context) is coefficients
+    rng = random.Random(11)
+    for _ in range(300):
+        win = rng.random()
+        win_g = rng.random() * win
+        lose_g = rng.random() * (1.0 - win)
+        probs = Probabilities(win, win_g, rng.random() * win_g, lose_g, rng.random() * lose_g)
+        affine = coefficients[0] + sum(c * p for c, p in zip(coefficients[1:], probs))
+        assert abs(affine - player._utility(probs, context)) <= 1e-12, (probs, context)
+
+
+def test_a_utility_that_is_not_affine_is_used_as_it_is() -> None:
+    class Squared(HeuristicPlayer):
+        def _utility(self, probs: Probabilities, context: Context) -> float:
+            return probs.win ** 2
+
+    used = FAST if FAST is not None else PURE
+    player = Squared(evaluator=used, prefilter=False)
+    assert player._affine_utility(MATCH) is None
+    position, dice = SELF_PLAY[5], (5, 2)
+    results = position.play_results(dice)
+    assert len(results) > 3
+    best = max(range(len(results)),
+               key=lambda i: (used.evaluate(results[i][1].swapped()).flipped().win ** 2, i))
+    assert player.choose_play(position, dice, MATCH) == results[best][0]

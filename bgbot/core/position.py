@@ -52,6 +52,12 @@ class Play(tuple[RawStep, ...]):
             raise IllegalAction(f"a play has at most four steps, got {len(raw)}")
         return tuple.__new__(cls, raw)
 
+    @classmethod
+    def _trusted(cls, steps: tuple[RawStep, ...]) -> Play:
+        """Build without checks from raw ``(from, to, hit)`` triples (int, int, bool) that a
+        move generator made, as `legal_plays` does (a compiled twin of it too)."""
+        return tuple.__new__(cls, steps)
+
     @property
     def steps(self) -> tuple[Step, ...]:
         """The steps in the order they are made."""

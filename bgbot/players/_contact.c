@@ -474,6 +474,8 @@ typedef struct {
     int opponent[N_LOCATIONS]; /* the other side's counts after it (its hit chequers on its bar) */
     uint64_t lo, hi;           /* the dedup key: mover counts (4 bits each) and hit mask */
     int used, first;           /* dice used (all of them when the game ends), first die */
+    int n_steps;               /* the play `_generate` keeps for this board: its steps */
+    Move steps[4];
 } Result;
 
 typedef struct {
@@ -486,6 +488,8 @@ typedef struct {
     int on_board, outside; /* chequers on the board, chequers outside the home board (bar too) */
     uint32_t hit_mask;     /* bit t: a blot was hit on own index t */
     int full;              /* dice in the roll: 2, or 4 for doubles */
+    int depth;             /* the steps made so far (`_generate`'s `steps`) */
+    Move steps[4];
 } Generator;
 
 static int generator_init(Generator *g)
@@ -561,8 +565,9 @@ static int generator_reserve(Generator *g)
 }
 
 /* `_generate`'s record(): the current board was reached using `used` dice, the first being
- * `first_die`. `insert_only` is its inlined fourth step of doubles (a known key is not
- * updated). */
+ * `first_die`, by the steps made so far. `insert_only` is its inlined fourth step of doubles (a
+ * known key is not updated). As there, a known board takes the new play (steps, dice) when
+ * it uses more dice, or as many with a higher first die. */
 static int record(Generator *g, int used, int first_die, int insert_only)
 {
     if (!g->on_board)
@@ -578,11 +583,11 @@ static int record(Generator *g, int used, int first_die, int insert_only)
         Result *known = &g->results[g->slots[slot] - 1];
         if (insert_only)
             return 0;
-        if (known->used < used) {
+        if (known->used < used || (known->used == used && first_die > known->first)) {
             known->used = used;
             known->first = first_die;
-        } else if (known->used == used && first_die > known->first) {
-            known->first = first_die;
+            known->n_steps = g->depth;
+            memcpy(known->steps, g->steps, sizeof(Move) * (size_t)g->depth);
         }
         return 0;
     }
@@ -596,6 +601,8 @@ static int record(Generator *g, int used, int first_die, int insert_only)
     r->hi = hi;
     r->used = used;
     r->first = first_die;
+    r->n_steps = g->depth;
+    memcpy(r->steps, g->steps, sizeof(Move) * (size_t)g->depth);
     g->slots[slot] = g->count;
     return 0;
 }
@@ -660,6 +667,7 @@ static int moves_for(const Generator *g, int die, int limit, Move *out)
 
 static void push(Generator *g, const Move *m)
 {
+    g->steps[g->depth++] = *m;
     g->mover[m->source]--;
     if (m->target >= 0) {
         g->mover[m->target]++;
@@ -677,6 +685,7 @@ static void push(Generator *g, const Move *m)
 
 static void pop(Generator *g, const Move *m)
 {
+    g->depth--;
     g->mover[m->source]++;
     if (m->target >= 0) {
         g->mover[m->target]--;
@@ -724,6 +733,7 @@ static int generate(Generator *g, const int *mover, const int *opponent, int d1,
             g->outside += mover[i];
     }
     g->hit_mask = 0;
+    g->depth = 0;
     g->full = d1 == d2 ? 4 : 2;
     g->count = 0;
     memset(g->slots, 0, sizeof(int32_t) * (size_t)g->n_slots);
@@ -854,6 +864,86 @@ static PyObject *contact_legal_results(PyObject *module, PyObject *const *args, 
         else
             PyList_SET_ITEM(list, k, item);
     }
+    generator_free(&g);
+    return list;
+}
+
+/* Each step (from_point, to_point, hit) as `legal_plays` returns it, made once and shared
+ * (tuples are immutable): step_cache[source][target + 1][hit], own indices as in Move. */
+static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
+
+static PyObject *step_tuple(const Move *m)
+{
+    PyObject **slot = &step_cache[m->source][m->target + 1][m->hit ? 1 : 0];
+    if (*slot == NULL) {
+        PyObject *hit = m->hit ? Py_True : Py_False;
+        Py_INCREF(hit);
+        *slot = Py_BuildValue("(iiN)", m->source + 1, m->target + 1, hit);
+        if (*slot == NULL)
+            return NULL;
+    }
+    Py_INCREF(*slot);
+    return *slot;
+}
+
+/* The steps of a result's play as a tuple of step tuples. */
+static PyObject *steps_tuple(const Result *r)
+{
+    PyObject *steps = PyTuple_New(r->n_steps);
+    if (steps == NULL)
+        return NULL;
+    for (int i = 0; i < r->n_steps; i++) {
+        PyObject *step = step_tuple(&r->steps[i]);
+        if (step == NULL) {
+            Py_DECREF(steps);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(steps, i, step);
+    }
+    return steps;
+}
+
+/* legal_plays(mover, opponent, d1, d2): legal_results with each board's play. */
+static PyObject *contact_legal_plays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
+    Generator g;
+    (void)module;
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "legal_plays() takes 4 arguments (mover, opponent, d1, d2), got %zd", nargs);
+        return NULL;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
+        check_board(mover, opponent) < 0 || parse_die(args[2], "d1", &d1) < 0 ||
+        parse_die(args[3], "d2", &d2) < 0)
+        return NULL;
+    if (generator_init(&g) < 0)
+        return NULL;
+    PyObject *list = NULL, *unhit = NULL; /* the opponent's counts when no blot was hit */
+    int n = generate(&g, mover, opponent, d1, d2);
+    if (n >= 0)
+        list = PyList_New(n);
+    for (int k = 0; list != NULL && k < n; k++) {
+        const Result *r = &g.results[k];
+        PyObject *after;
+        if (r->hi >> 36) { /* a hit: the opponent's side changed */
+            after = side_tuple(r->opponent);
+        } else {
+            if (unhit == NULL)
+                unhit = side_tuple(r->opponent);
+            after = unhit;
+            Py_XINCREF(after);
+        }
+        PyObject *item = after == NULL ? NULL
+                                       : Py_BuildValue("(NNN)", steps_tuple(r),
+                                                       side_tuple(r->mover), after);
+        if (item == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, item);
+    }
+    Py_XDECREF(unhit);
     generator_free(&g);
     return list;
 }
@@ -1337,6 +1427,10 @@ static PyMethodDef module_methods[] = {
      "legal_results(mover, opponent, d1, d2) -> [(mover after, opponent after), ...]: the "
      "distinct boards after the legal plays of the roll, in the mover's numbering and in "
      "Position.play_results order."},
+    {"legal_plays", (PyCFunction)(void (*)(void))contact_legal_plays, METH_FASTCALL,
+     "legal_plays(mover, opponent, d1, d2) -> [(steps, mover after, opponent after), ...]: "
+     "legal_results with the play Position.play_results pairs with each board, as a tuple of "
+     "(from_point, to_point, hit) steps in the mover's numbering (25 = bar, 0 = off)."},
     {NULL, NULL, 0, NULL},
 };
 

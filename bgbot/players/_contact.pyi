@@ -20,6 +20,13 @@ def legal_results(
     """(mover after, opponent after) of each distinct result of the legal plays of (d1, d2),
     mover's numbering, in `Position.play_results` order (empty: the roll cannot be played)."""
 
+def legal_plays(
+    mover: Sequence[int], opponent: Sequence[int], d1: int, d2: int, /
+) -> list[tuple[tuple[tuple[int, int, bool], ...], _Side, _Side]]:
+    """`legal_results` with each board's play: (steps, mover after, opponent after), the steps
+    ``(from_point, to_point, hit)`` in the mover's numbering (25 = bar, 0 = off) being those of
+    the `Play` that `Position.play_results` pairs with the board."""
+
 @final
 class Net:
     """The five contact heads (evaluator.HEADS order), each N_FEATURES weights."""

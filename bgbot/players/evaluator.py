@@ -33,7 +33,7 @@ from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
-from ..core.position import Position
+from ..core.position import Position, RawStep, check_dice
 from .base import Probabilities
 from .features import (
     CROSS_FEATURES,
@@ -54,6 +54,11 @@ from .features import (
 
 if TYPE_CHECKING:
     from ._contact import Net
+
+CompiledPlay = tuple[tuple[RawStep, ...], tuple[int, ...], tuple[int, ...]]
+"""One legal play from the C move generator (`HeuristicEvaluator.legal_plays`): its steps
+(``(from, to, hit)``, mover's numbering, as a `Play` holds them), then the mover's and the
+opponent's counts after it."""
 
 HEADS: tuple[str, ...] = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 WEIGHTS_MODULE = Path(__file__).with_name("heuristic_weights.py")
@@ -346,6 +351,23 @@ def _extension_agrees() -> bool:
     return True
 
 
+_LegalPlays = Callable[[tuple[int, ...], tuple[int, ...], int, int], list[CompiledPlay]]
+
+
+@cache
+def _compiled_legal_plays() -> _LegalPlays | None:
+    """The extension's ``legal_plays``, or None (with a warning, once per process) when the
+    build predates it: players then generate their candidates in Python."""
+    from . import _contact
+
+    found: _LegalPlays | None = getattr(_contact, "legal_plays", None)
+    if found is None:
+        warnings.warn("bgbot.players._contact has no legal_plays (an older build?): players use "
+                      "the Python move generator; rebuild with `pip install -e .`",
+                      RuntimeWarning, stacklevel=3)
+    return found
+
+
 def compiled_net(weights: dict[str, list[float]]) -> Net | None:
     """The C contact net (``bgbot.players._contact.Net``) for ``weights`` (a dict of HEADS,
     FEATURE_NAMES order), or None when the extension is not built or is stale."""
@@ -422,6 +444,7 @@ class HeuristicEvaluator:
                                    "built, or built from an older features.py): build it with "
                                    "`pip install -e .` (needs a C compiler)")
         self.compiled: bool = self._net is not None
+        self._legal_plays = _compiled_legal_plays() if self.compiled else None
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
         """Per location and count: the packed facts plus each head's weighted per-point
@@ -538,6 +561,16 @@ class HeuristicEvaluator:
             if me_info.back and z[4] > -700.0:
                 lose_bg = min(1.0 / (1.0 + exp(-z[4])), lose_g)
         return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
+
+    def legal_plays(self, position: Position, dice: Sequence[int]) -> list[CompiledPlay] | None:
+        """``position.play_results(dice)`` from the C move generator, without building Python
+        positions or plays: (steps, mover after, opponent after) per distinct result, in the
+        same order and with the same play's steps. None when the C net is not in use."""
+        generate = self._legal_plays
+        if generate is None:
+            return None
+        d1, d2 = check_dice(dice)
+        return generate(position.mover, position.opponent, d1, d2)
 
     def one_ply(self, after: Position) -> Probabilities | None:
         """`HeuristicPlayer._one_ply_probs(after)` with every reply evaluated (``reply_keep``

@@ -9,6 +9,7 @@ matches play.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -610,6 +611,40 @@ def test_unsigned_mode_and_inline_decisions_when_configured(dirs: DaemonDirs) ->
         status = client.status()
         assert status["state"] == "running" and status["load"]["decision_workers"] == []
     finally:
+        assert daemon.stop() == 0
+
+
+def test_quick_decisions_are_answered_on_the_loop_and_look_ahead_in_workers(
+        dirs: DaemonDirs) -> None:
+    """0-ply decisions of in-process players are answered by the daemon itself: they still
+    come back while every decision worker is frozen (SIGSTOP), whereas a 1-ply decision,
+    which goes to a worker, times out; bad input is refused with the field named either way."""
+    dirs.write_config("decision_timeout = 3.0\n")
+    daemon = start_daemon(dirs)
+    workers: list[int] = []
+    try:
+        client = daemon.client(timeout=30)
+        legal = {str(p) for p in Position.initial().legal_plays((6, 4))}
+        quick = ("heuristic", "pubeval", "random", "heuristic:plies=0")
+        for agent in (*quick, "heuristic:plies=1"):
+            client.choose_play("4HPwATDgc/ABMA", [3, 1], agent=agent)  # creates the players
+        workers = client.status()["load"]["decision_workers"]
+        assert workers
+        for pid in workers:
+            os.kill(pid, signal.SIGSTOP)
+        for agent in quick:
+            assert client.choose_play("4HPwATDgc/ABMA", [6, 4], agent=agent)["play"] in legal
+        assert client.evaluate("4HPwATDgc/ABMA")["equity"] < 1.0
+        with pytest.raises(DaemonError) as refused:
+            client.choose_play("4HPwATDgc/ABMA", [6, 7])
+        assert refused.value.code.value == "bad_value" and "dice" in refused.value.message
+        with pytest.raises(DaemonError) as slow:
+            client.choose_play("4HPwATDgc/ABMA", [6, 4], agent="heuristic:plies=1")
+        assert slow.value.code.value == "timeout"
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
         assert daemon.stop() == 0
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, Mapping
 
 from ..agents.base import Agent, PlayerAgent
-from ..agents.spec import create_agent
+from ..agents.spec import create_agent, parse_agent_spec
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
 from ..players.base import Context, Probabilities, TakeDecision
@@ -24,6 +25,24 @@ DECISION_TYPES = frozenset({
     "evaluate_request", "choose_play_request", "cube_decision_request",
     "take_decision_request", "resign_decision_request",
 })
+
+
+QUICK_AGENTS = frozenset({"heuristic", "pubeval", "random"})
+"""In-process players whose 0-ply decisions cost well under a millisecond."""
+
+
+@lru_cache(maxsize=256)
+def is_quick(spec: str) -> bool:
+    """Whether ``spec`` names an in-process player deciding at 0-ply (cheap enough to answer
+    on the daemon's event loop); False for look-ahead, engines and specs that do not parse."""
+    try:
+        parsed = parse_agent_spec(spec)
+    except BgbotError:
+        return False
+    if parsed.name not in QUICK_AGENTS:
+        return False
+    plies = parsed.options.get("plies", "0")
+    return str(plies).strip() in ("0", "")
 
 
 class AgentCache:

@@ -46,7 +46,7 @@ from .config import (
     load_config,
     load_control_key,
 )
-from .decisions import DECISION_TYPES, AgentCache, answer, answer_now
+from .decisions import DECISION_TYPES, AgentCache, answer, answer_now, is_quick
 from .frontends import KINDS, Frontend, Frontends, frontend_from_options, plain_value
 from .logs import setup_logging
 from .matches import MatchManager
@@ -168,6 +168,8 @@ class Daemon:
         self.matches: MatchManager | None = None
         self.decisions: DecisionPool | None = None
         self._inline_agents: AgentCache | None = None
+        self._quick_agents: AgentCache | None = None
+        """In-process 0-ply players answering on the loop (``limits.quick_decisions``)."""
         self.signer = Signer(None)
         self._key: Secret = Secret(b"")
 
@@ -262,6 +264,9 @@ class Daemon:
             self._inline_agents = AgentCache()
         else:
             self.decisions = DecisionPool(config.decision_workers, settings)
+            if config.limits.quick_decisions:
+                limit_player_caches(config.limits.player_cache)
+                self._quick_agents = AgentCache()
         await self.matches.start()
         self.frontends.configure(config)
         await self.frontends.autostart()
@@ -446,7 +451,8 @@ class Daemon:
             self._answer(ids, msg, quick)
             return
         if msg.msg_type in DECISION_TYPES and self.decisions is not None:
-            self._decide_in_pool(ids, msg, self.decisions)
+            if self._quick_agents is None or not self._decide_quickly(ids, msg):
+                self._decide_in_pool(ids, msg, self.decisions)
             return
         handler = self._handlers.get(msg.msg_type)
         if handler is None:
@@ -482,6 +488,42 @@ class Daemon:
                                             f"{type(error).__name__}: see the daemon's log"))
 
         future.add_done_callback(done)
+
+    def _decide_quickly(self, ids: list[bytes], msg: Message) -> bool:
+        """Answer a decision of an in-process 0-ply player right here (`is_quick`); False
+        leaves it to the pool (other agents, or this player's first request: it is created
+        then, on the loop, and answers on the loop from the next request on)."""
+        agents = self._quick_agents
+        assert agents is not None
+        config = self.config
+        spec = msg.content.get("agent") or config.agents.default
+        if not isinstance(spec, str) or not is_quick(spec):
+            return False
+        try:
+            content = answer_now(msg.msg_type, msg.content, agents,
+                                 default_agent=config.agents.default,
+                                 max_candidates=config.limits.max_candidates)
+        except ProtocolError as exc:
+            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
+            return True
+        except Exception as exc:
+            log.exception("%s failed", msg.msg_type)
+            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
+                                        f"{type(exc).__name__}: see the daemon's log"))
+            return True
+        if content is None:
+            task = asyncio.get_running_loop().create_task(self._create_quick(agents, spec))
+            self.counters.tasks.add(task)
+            task.add_done_callback(self.counters.tasks.discard)
+            return False
+        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
+        return True
+
+    async def _create_quick(self, agents: AgentCache, spec: str) -> None:
+        try:
+            await agents.get(spec)
+        except Exception as exc:  # a bad spec: the pool's answer names the fault
+            log.debug("no quick agent for %s: %s", spec, exc)
 
     def _answer(self, ids: list[bytes], msg: Message,
                 quick: Callable[[Daemon, Message], dict[str, Any]]) -> None:
@@ -773,6 +815,8 @@ class Daemon:
             await self.decisions.close(5.0)
         if self._inline_agents is not None:
             await self._inline_agents.close()
+        if self._quick_agents is not None:
+            await self._quick_agents.close()
         pending = [t for t in self.counters.tasks if not t.done()]
         if pending:
             await asyncio.wait(pending, timeout=2.0)

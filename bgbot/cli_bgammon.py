@@ -134,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     account = account_from_args(args)
     client = BgammonClient(account)
+    from .players.bearoff import warm_default_database
+
+    warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
     print(f"bgbot bgammon: {account.display_name} on {account.host}:{account.port} with "
           f"{account.agent}; password: {client.password_source}; logs in {account.logs_dir}",
           file=sys.stderr, flush=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -135,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
     level = logging.WARNING - 10 * min(2, args.verbose + 1)
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s")
     accounts = _accounts(args)
+    from .players.bearoff import warm_default_database
+
+    warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
 
     async def main() -> None:
         clients = [FibsClient(a) for a in accounts]

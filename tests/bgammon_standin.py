@@ -771,6 +771,19 @@ class StandInServer:
         if t.winner:  # handleWin
             await self._finish_turn(t, c.number)
 
+    async def _cmd_reset(self, c: _Conn, params: list[str]) -> None:
+        """``reset``: undo the pending moves of the player on roll (online-servers.md, bgammon
+        commands) and send both players the board."""
+        t = c.table
+        if t is None:
+            await self.notice(c, "You are not currently in a match.")
+            return
+        if t.turn != c.number or t.winner:
+            return
+        if t.pending:
+            t.pending = []
+            await t.send_boards()
+
     async def _cmd_ok(self, c: _Conn, params: list[str]) -> None:
         t = c.table
         if t is None:

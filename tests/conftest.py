@@ -73,3 +73,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(7200))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Build the bear-off database into this run's cache before any test (7-15 s, once): tests
+    that play against a clock (the server stand-ins) must not pay it in the middle of a game."""
+    from bgbot.players.bearoff import default_database
+
+    default_database()

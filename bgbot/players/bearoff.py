@@ -39,7 +39,7 @@ from array import array
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.position import Play, Position
 from .base import Probabilities
@@ -539,6 +539,18 @@ def default_database() -> BearoffDatabase:
         if _default is None:
             _default = BearoffDatabase.load_or_build(default_max_chequers())
         return _default
+
+
+def warm_default_database(report: Callable[[str], None] | None = None) -> None:
+    """Load (or build and cache, 7-15 s the first time) the default database now, for programs
+    that play against a clock (online servers): not in the middle of their first bear-off.
+    ``report`` is told when a build happened."""
+    start = time.perf_counter()
+    default_database()
+    spent = time.perf_counter() - start
+    if report is not None and spent > 1.0:
+        report(f"built the bear-off database in {spent:.1f} s (cached in {cache_directory()} "
+               "for later runs)")
 
 
 def _main() -> None:  # pragma: no cover - manual timing aid: python -m bgbot.players.bearoff

@@ -1,11 +1,13 @@
-"""Heuristic self-play speed at 0-ply on one core: prints games/s.
+"""Heuristic self-play speed on one core (0-ply unless ``--plies 1``): prints games/s.
 
-Plays the same seeds twice, with the evaluator's C contact net
-(bgbot.players._contact, when built) and with the pure-Python evaluator, and prints both
-speeds and their ratio (the games can part ways where two plays tie to ~1e-7 and the
-paths break the tie differently); ``--mode`` runs one of them only.
+Plays the same seeds twice, with the C accelerator (bgbot.players._contact, when built: the
+contact net, the move generator's twin and the 1-ply kernel) and with the pure-Python player,
+and prints both speeds and their ratio. The games part ways where the two differ: the
+pure-Python player prefilters large candidate lists with pubeval, and near-ties (~1e-7) can
+break differently. ``--mode`` runs one of them only.
 
 Usage: python bench/selfplay.py --games 200 --seed 1
+       python bench/selfplay.py --plies 1 --games 20 --seed 1
 """
 
 from __future__ import annotations

@@ -39,6 +39,12 @@ BUILD_HINT = (
 )
 needs_extension = pytest.mark.skipif(contact is None, reason=BUILD_HINT)
 
+
+def legal_results(mover: Any, opponent: Any, *dice: Any) -> list[tuple[Any, Any]]:
+    """The boards of the extension's `legal_plays` (mover after, opponent after), in order."""
+    assert contact is not None
+    return [(after, other) for _, after, other in contact.legal_plays(mover, opponent, *dice)]
+
 PURE = HeuristicEvaluator(use_bearoff=False, compiled=False)
 FAST = HeuristicEvaluator(use_bearoff=False, compiled=True) if contact is not None else None
 
@@ -299,7 +305,7 @@ def _python_results(position: Position, dice: tuple[int, int]) -> list[tuple[Any
 
 def _assert_results_match(position: Position, dice: tuple[int, int]) -> None:
     """`legal_results` gives `play_results`' boards, distinct, in the same order."""
-    ours = contact.legal_results(position.mover, position.opponent, *dice)
+    ours = legal_results(position.mover, position.opponent, *dice)
     assert ours == _python_results(position, dice), (position, dice)
 
 
@@ -313,7 +319,7 @@ def test_legal_results_equal_gnubgs_plays_on_the_reference_data(
     for record in legal_move_records:
         position = Position.from_board(record["board"])
         dice = tuple(record["dice"])
-        ours = contact.legal_results(position.mover, position.opponent, *dice)
+        ours = legal_results(position.mover, position.opponent, *dice)
         ids = sorted(Position._trusted(opponent, mover).position_id() for mover, opponent in ours)
         if ids != record["moves"] or ours != _python_results(position, dice):
             mismatches.append((record["position_id"], dice))
@@ -380,7 +386,7 @@ def test_legal_results_equal_play_results_on_self_play_positions() -> None:
 
 def _c_boards(position: Position, dice: tuple[int, int]) -> set[Position]:
     return {Position(opponent, mover)
-            for mover, opponent in contact.legal_results(position.mover, position.opponent,
+            for mover, opponent in legal_results(position.mover, position.opponent,
                                                          *dice)}
 
 
@@ -402,7 +408,7 @@ def test_r9_partial_doubles_and_no_play_in_c() -> None:
     position = board({24: 1, 1: 14}, {13: 2, 12: 13})  # our 12-point is blocked
     assert _c_boards(position, (4, 4)) == {_after(position, (24, 20), (20, 16))}
     stuck = board({13: 1, 1: 14}, {18: 2, 17: 2, 13: 11})
-    assert contact.legal_results(stuck.mover, stuck.opponent, 6, 5) == []
+    assert legal_results(stuck.mover, stuck.opponent, 6, 5) == []
 
 
 @needs_extension
@@ -412,7 +418,7 @@ def test_r12_r14_entering_from_the_bar_in_c() -> None:
     assert _c_boards(position, (5, 3)) == {_after(position, (25, 22))}
     closed = board({6: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 3}, mover_bar=2)
     for dice in [(6, 6), (1, 2), (5, 3)]:
-        assert contact.legal_results(closed.mover, closed.opponent, *dice) == []
+        assert legal_results(closed.mover, closed.opponent, *dice) == []
 
 
 @needs_extension
@@ -572,18 +578,18 @@ def test_one_ply_rejects_bad_input() -> None:
 ])
 def test_legal_results_rejects_bad_dice(dice: tuple[Any, Any], error: type[Exception]) -> None:
     with pytest.raises(error):
-        contact.legal_results(GOOD, GOOD, *dice)
+        legal_results(GOOD, GOOD, *dice)
 
 
 @needs_extension
 def test_legal_results_rejects_bad_boards() -> None:
     with pytest.raises(ValueError, match="both sides"):
-        contact.legal_results((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
+        legal_results((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
     with pytest.raises(ValueError):
-        contact.legal_results((1,) * 25, GOOD, 1, 2)
+        legal_results((1,) * 25, GOOD, 1, 2)
     with pytest.raises(TypeError):
-        contact.legal_results(GOOD, GOOD, 1)
-    assert contact.legal_results(list(GOOD), [_Count(n) for n in GOOD], 3, 1) == [
+        legal_results(GOOD, GOOD, 1)
+    assert legal_results(list(GOOD), [_Count(n) for n in GOOD], 3, 1) == [
         (after.mover, after.opponent) for _, after in Position.initial().play_results((3, 1))]
 
 

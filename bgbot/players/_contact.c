@@ -6,8 +6,8 @@
  * the two. When this module is not built, the evaluator runs the pure-Python code instead.
  *
  * It also holds the 1-ply look-ahead of heuristic.py (`Net.one_ply`, `Net.roll_average`): a
- * move generator that follows core/position.py's `_generate` step for step (`legal_results`
- * exposes it for the tests) and the 21-roll loops, with races left to a Python call-back (the
+ * move generator that follows core/position.py's `_generate` step for step (`legal_plays`
+ * exposes it, for the player's 0-ply choice and the tests) and the 21-roll loops, with races left to a Python call-back (the
  * evaluator's race model and bear-off database). Both give the Python loops' results exactly.
  *
  * Numbering as in features.py: each side counts its own points 1..24 from its home, 25 = its bar
@@ -834,40 +834,6 @@ static PyObject *side_tuple(const int *side)
     return tuple;
 }
 
-/* legal_results(mover, opponent, d1, d2) */
-static PyObject *contact_legal_results(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
-    Generator g;
-    (void)module;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError,
-                     "legal_results() takes 4 arguments (mover, opponent, d1, d2), got %zd",
-                     nargs);
-        return NULL;
-    }
-    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
-        check_board(mover, opponent) < 0 || parse_die(args[2], "d1", &d1) < 0 ||
-        parse_die(args[3], "d2", &d2) < 0)
-        return NULL;
-    if (generator_init(&g) < 0)
-        return NULL;
-    PyObject *list = NULL;
-    int n = generate(&g, mover, opponent, d1, d2);
-    if (n >= 0)
-        list = PyList_New(n);
-    for (int k = 0; list != NULL && k < n; k++) {
-        PyObject *item = Py_BuildValue("(NN)", side_tuple(g.results[k].mover),
-                                       side_tuple(g.results[k].opponent));
-        if (item == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, k, item);
-    }
-    generator_free(&g);
-    return list;
-}
-
 /* Each step (from_point, to_point, hit) as `legal_plays` returns it, made once and shared
  * (tuples are immutable): step_cache[source][target + 1][hit], own indices as in Move. */
 static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
@@ -903,7 +869,7 @@ static PyObject *steps_tuple(const Result *r)
     return steps;
 }
 
-/* legal_plays(mover, opponent, d1, d2): legal_results with each board's play. */
+/* legal_plays(mover, opponent, d1, d2): each distinct resulting board with its play. */
 static PyObject *contact_legal_plays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
@@ -1423,14 +1389,11 @@ static PyMethodDef module_methods[] = {
     {"features", (PyCFunction)(void (*)(void))contact_features, METH_FASTCALL,
      "features(mover, opponent) -> features.feature_vector(mover, opponent) (FEATURE_NAMES "
      "order); mover is on roll."},
-    {"legal_results", (PyCFunction)(void (*)(void))contact_legal_results, METH_FASTCALL,
-     "legal_results(mover, opponent, d1, d2) -> [(mover after, opponent after), ...]: the "
-     "distinct boards after the legal plays of the roll, in the mover's numbering and in "
-     "Position.play_results order."},
     {"legal_plays", (PyCFunction)(void (*)(void))contact_legal_plays, METH_FASTCALL,
      "legal_plays(mover, opponent, d1, d2) -> [(steps, mover after, opponent after), ...]: "
-     "legal_results with the play Position.play_results pairs with each board, as a tuple of "
-     "(from_point, to_point, hit) steps in the mover's numbering (25 = bar, 0 = off)."},
+     "the distinct boards after the legal plays of the roll, in Position.play_results order, "
+     "each with the play play_results pairs with it, as a tuple of (from_point, to_point, hit) "
+     "steps in the mover's numbering (25 = bar, 0 = off)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -14,18 +14,13 @@ N_HEADS: int
 def features(mover: Sequence[int], opponent: Sequence[int], /) -> list[float]:
     """`features.feature_vector(mover, opponent)`: ``mover`` is on roll."""
 
-def legal_results(
-    mover: Sequence[int], opponent: Sequence[int], d1: int, d2: int, /
-) -> list[tuple[_Side, _Side]]:
-    """(mover after, opponent after) of each distinct result of the legal plays of (d1, d2),
-    mover's numbering, in `Position.play_results` order (empty: the roll cannot be played)."""
-
 def legal_plays(
     mover: Sequence[int], opponent: Sequence[int], d1: int, d2: int, /
 ) -> list[tuple[tuple[tuple[int, int, bool], ...], _Side, _Side]]:
-    """`legal_results` with each board's play: (steps, mover after, opponent after), the steps
-    ``(from_point, to_point, hit)`` in the mover's numbering (25 = bar, 0 = off) being those of
-    the `Play` that `Position.play_results` pairs with the board."""
+    """(steps, mover after, opponent after) of each distinct result of the legal plays of
+    (d1, d2), mover's numbering, in `Position.play_results` order (empty: the roll cannot be
+    played); the steps ``(from_point, to_point, hit)`` (25 = bar, 0 = off) are those of the
+    `Play` that `Position.play_results` pairs with the board."""
 
 @final
 class Net:

@@ -681,8 +681,12 @@ def check_log_against_mat(run: HostedRun, seat: int) -> None:
         theirs = _our_mat_actions(run.mat, index, seat)
         assert mine == theirs, f"game {index + 1}: our actions differ from gnubg's export"
         assert exported.outcome is not None
-        assert (logged.winner, logged.points) == (exported.outcome.winner,
-                                                  exported.outcome.points), f"game {index + 1}"
+        assert logged.winner == exported.outcome.winner, f"game {index + 1}"
+        if logged.inferred and logged.ending == "normal":
+            # we never see gnubg's last rolls: an inferred kind is the least it could be
+            assert 0 < logged.points <= exported.outcome.points, f"game {index + 1}"
+        else:
+            assert logged.points == exported.outcome.points, f"game {index + 1}"
     starts = [r for r in records if r["event"] == "game_start"]
     assert [s["crawford"] for s in starts] == [g.crawford for g in run.mat.games]
 

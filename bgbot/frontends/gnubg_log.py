@@ -9,8 +9,11 @@ either unreadable or wrong. The log therefore records exactly what was seen and 
 request line (gnubg's own words), our reply, our decision with its dice, and the game and
 match boundaries read from the score changes. The end of the last game of a connection (or
 of a match followed by a new one) has no score change to read, so its result is worked out
-from our last action and the last board we saw, and marked ``"inferred": true``. gnubg's own
-``export match mat`` stays the authoritative record of the match.
+from our last action and the last board we saw, and marked ``"inferred": true``: the winner
+is certain, the points are a lower bound when the game ended on moves gnubg played for us
+(forced ones it does not ask for) while its own rolls, which we never see, could still change
+a gammon into a backgammon. gnubg's own ``export match mat`` stays the authoritative record of
+the match.
 
 Events (every record has ``t`` (Unix time) and ``event``):
 

@@ -399,6 +399,13 @@ class PlayerSession:
             kind = _win_kind(after.opponent, bg)
             points = game.cube * (1 if jacoby and game.centred else kind)
             self._end(game, me, points, "normal", True, None)
+        elif action == "move" and (kinds := _our_forced_finish(after, bg)):
+            # gnubg cannot finish on its next roll and every roll of ours then bears off our
+            # last chequers: the game ended with a move of ours gnubg played for us (a forced
+            # move, which it does not ask for); the loser's position on its last roll decides
+            # the kind, the smallest one it could leave when several are possible
+            points = game.cube * (1 if jacoby and game.centred else min(kinds))
+            self._end(game, me, points, "normal", True, None)
         else:  # gnubg won: by bearing off, the only way left that sends us nothing more
             kind = _win_kind(after.mover, bg)
             points = game.cube * (1 if jacoby and game.centred else kind)
@@ -413,6 +420,41 @@ class PlayerSession:
     def _log(self, event: str, **fields: Any) -> None:
         if self.log_file is not None:
             self.log_file.write(event, **fields)
+
+
+def _turns_at_least(pips: int) -> int:
+    """Fewest turns that can move ``pips`` pips (24 a turn, double sixes)."""
+    return -(-pips // 24)
+
+
+def _our_forced_finish(after: Position, backgammon_value: int) -> set[int]:
+    """The possible win kinds when we, having moved to ``after`` (we are ``mover``), surely
+    win with moves gnubg played for us without asking (forced ones): all our chequers are home
+    and the bear-off database's worst case for them is fewer turns than gnubg's fastest
+    possible finish; empty when that is not certain. The kind is the smallest gnubg could
+    still reach in those turns (a gammon or backgammon only when it surely cannot escape)."""
+    from ..players.bearoff import default_database
+
+    ours, theirs = after.mover, after.opponent
+    if any(ours[6:]) or not any(ours):
+        return set()
+    try:
+        turns = default_database().max_rolls(ours)
+    except ValueError:
+        return set()
+    left = sum(theirs)
+    pips = sum(n * (i + 1) for i, n in enumerate(theirs))
+    if max(_turns_at_least(pips), -(-left // 4)) <= turns:
+        return set()  # gnubg might have borne off first
+    if left < CHEQUERS:
+        return {1}
+    first_off = sum(n * (i - 5) for i, n in enumerate(theirs) if i >= 6) + 1
+    if _turns_at_least(first_off) <= turns:
+        return {1}
+    escape = sum(n * (i - 17) for i, n in enumerate(theirs) if i >= 18)
+    if escape and _turns_at_least(escape) > turns:
+        return {backgammon_value}
+    return {2}
 
 
 def _win_kind(loser: tuple[int, ...], backgammon_value: int) -> int:

@@ -25,6 +25,7 @@ from bgbot.players.heuristic import HeuristicPlayer, _roll_average_python, roll_
 from tools.gameloop import play_game
 
 from .conftest import board
+from .strategies import legal_positions
 
 contact: Any
 try:
@@ -40,13 +41,9 @@ BUILD_HINT = (
 needs_extension = pytest.mark.skipif(contact is None, reason=BUILD_HINT)
 
 
-def legal_results(mover: Any, opponent: Any, *dice: Any) -> list[tuple[Any, Any]]:
-    """The boards of the extension's `legal_plays` (mover after, opponent after), in order."""
-    assert contact is not None
-    return [(after, other) for _, after, other in contact.legal_plays(mover, opponent, *dice)]
-
-PURE = HeuristicEvaluator(use_bearoff=False, compiled=False)
-FAST = HeuristicEvaluator(use_bearoff=False, compiled=True) if contact is not None else None
+PURE = HeuristicEvaluator(use_bearoff=False, compiled=False, eval="linear")
+FAST = (HeuristicEvaluator(use_bearoff=False, compiled=True, eval="linear")
+        if contact is not None else None)
 
 
 def test_extension_is_built() -> None:
@@ -71,7 +68,7 @@ def test_a_stale_build_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BGBOT_PURE_PYTHON", raising=False)
     monkeypatch.setattr(evaluator, "feature_vector",
                         lambda mover, opponent: [0.5] * len(FEATURE_NAMES))
-    evaluator._extension_agrees.cache_clear()
+    evaluator.extension_status.cache_clear()
     try:
         with pytest.warns(RuntimeWarning, match="stale"):
             assert not HeuristicEvaluator(use_bearoff=False).compiled
@@ -79,32 +76,11 @@ def test_a_stale_build_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
             HeuristicEvaluator(use_bearoff=False, compiled=True)
     finally:
         monkeypatch.undo()
-        evaluator._extension_agrees.cache_clear()
+        evaluator.extension_status.cache_clear()
     assert HeuristicEvaluator(use_bearoff=False, compiled=True).compiled
 
 
 # ------------------------------------------------------------------------------- positions
-
-LOCATION = st.integers(0, 25)
-"""A chequer's own index: 0..23 = points 1..24, 24 = bar, 25 = borne off."""
-
-
-@st.composite
-def legal_positions(draw: st.DrawFn) -> Position:
-    """15 chequers a side (bar and off included), clumped so that points get made; no point is
-    held by both sides (the mover's own point i + 1 is the opponent's point 24 - i)."""
-    mover = [0] * 26
-    for location in draw(st.lists(st.sampled_from(draw(st.lists(LOCATION, min_size=1,
-                                                                    max_size=9))),
-                                  min_size=15, max_size=15)):
-        mover[location] += 1
-    free = [i for i in range(26) if i >= 24 or not mover[23 - i]]
-    spots = draw(st.lists(st.sampled_from(free), min_size=1, max_size=9))
-    opponent = [0] * 26
-    for location in draw(st.lists(st.sampled_from(spots), min_size=15, max_size=15)):
-        opponent[location] += 1
-    return Position(opponent[:25], mover[:25])
-
 
 def _self_play_positions() -> list[Position]:
     """Positions before each roll of a few seeded 0-ply self-play games."""
@@ -293,157 +269,6 @@ def test_bad_weights_are_rejected(weights: Any, error: type[Exception]) -> None:
 # evaluates every candidate, so the pure one is compared with ``prefilter=False``).
 
 
-# ------------------------------------------------------------------- C move generator (1-ply)
-
-ALL_ROLLS = [(a, b) for a in range(1, 7) for b in range(1, 7)]
-"""The 36 ordered rolls (`play_results` visits the dice in the order given)."""
-
-
-def _python_results(position: Position, dice: tuple[int, int]) -> list[tuple[Any, Any]]:
-    return [(after.mover, after.opponent) for _, after in position.play_results(dice)]
-
-
-def _assert_results_match(position: Position, dice: tuple[int, int]) -> None:
-    """`legal_results` gives `play_results`' boards, distinct, in the same order."""
-    ours = legal_results(position.mover, position.opponent, *dice)
-    assert ours == _python_results(position, dice), (position, dice)
-
-
-@needs_extension
-def test_legal_results_equal_gnubgs_plays_on_the_reference_data(
-        legal_move_records: list[dict[str, Any]]) -> None:
-    """Every (position, roll) of legal-moves.jsonl (made by gnubg): the same distinct
-    resulting boards as gnubg lists, and as `play_results` in its order."""
-    assert len(legal_move_records) > 5000
-    mismatches = []
-    for record in legal_move_records:
-        position = Position.from_board(record["board"])
-        dice = tuple(record["dice"])
-        ours = legal_results(position.mover, position.opponent, *dice)
-        ids = sorted(Position._trusted(opponent, mover).position_id() for mover, opponent in ours)
-        if ids != record["moves"] or ours != _python_results(position, dice):
-            mismatches.append((record["position_id"], dice))
-    assert not mismatches, f"{len(mismatches)} records differ, e.g. {mismatches[:5]}"
-
-
-@st.composite
-def bear_off_positions(draw: st.DrawFn) -> Position:
-    """The mover has every chequer home or off (sometimes one back on the bar); the opponent
-    anywhere it fits (so that its chequers can block and be hit in our home board)."""
-    mover = [0] * 25
-    for location in draw(st.lists(st.sampled_from([0, 1, 2, 3, 4, 5, 25]), min_size=15,
-                                  max_size=15)):
-        if location < 25:
-            mover[location] += 1
-    if draw(st.booleans()) and any(mover[:6]):
-        source = next(i for i in range(6) if mover[i])
-        mover[source] -= 1
-        mover[24] += 1
-    free = [i for i in range(25) if i == 24 or not mover[23 - i]]
-    opponent = [0] * 25
-    for location in draw(st.lists(st.sampled_from(free), min_size=1, max_size=15)):
-        opponent[location] += 1
-    return Position(opponent, mover)
-
-
-@st.composite
-def entering_positions(draw: st.DrawFn) -> Position:
-    """The mover has 1..4 chequers on the bar against a home board of 0..6 made points
-    (entries blocked), with blots to hit and chequers elsewhere."""
-    made = draw(st.sets(st.integers(0, 5), max_size=6))
-    opponent = [0] * 25
-    for i in made:
-        opponent[i] = 2
-    left = 15 - 2 * len(made)
-    blots = draw(st.sets(st.sampled_from([i for i in range(12) if i not in made]),
-                         max_size=min(left, 4)))
-    for i in blots:
-        opponent[i] = 1
-    opponent[12] += 15 - sum(opponent)  # the rest on its 13-point (our 12)
-    mover = [0] * 25
-    mover[24] = draw(st.integers(1, 4))
-    spots = [i for i in range(24) if not opponent[23 - i]]
-    for location in draw(st.lists(st.sampled_from(spots), min_size=15 - mover[24],
-                                  max_size=15 - mover[24])):
-        mover[location] += 1
-    return Position(opponent, mover)
-
-
-@needs_extension
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(legal_positions(), bear_off_positions(), entering_positions()))
-def test_legal_results_equal_play_results_on_generated_positions(position: Position) -> None:
-    for dice in ALL_ROLLS:
-        _assert_results_match(position, dice)
-
-
-@needs_extension
-def test_legal_results_equal_play_results_on_self_play_positions() -> None:
-    for position in SELF_PLAY:
-        for dice in ALL_ROLLS:
-            _assert_results_match(position, dice)
-
-
-def _c_boards(position: Position, dice: tuple[int, int]) -> set[Position]:
-    return {Position(opponent, mover)
-            for mover, opponent in legal_results(position.mover, position.opponent,
-                                                         *dice)}
-
-
-def _after(position: Position, *steps: tuple[int, int]) -> Position:
-    return position.apply(steps)
-
-
-@needs_extension
-def test_r9_higher_die_rule_in_c() -> None:
-    # A lone chequer on our 13, the opponent holds our 2-point: 13/7 or 13/8 but not both,
-    # so only the 6 (the higher die) may be played.
-    position = board({13: 1, 1: 14}, {23: 2, 13: 13})
-    assert _c_boards(position, (6, 5)) == {_after(position, (13, 7))}
-    assert _c_boards(position, (5, 6)) == {_after(position, (13, 7))}
-
-
-@needs_extension
-def test_r9_partial_doubles_and_no_play_in_c() -> None:
-    position = board({24: 1, 1: 14}, {13: 2, 12: 13})  # our 12-point is blocked
-    assert _c_boards(position, (4, 4)) == {_after(position, (24, 20), (20, 16))}
-    stuck = board({13: 1, 1: 14}, {18: 2, 17: 2, 13: 11})
-    assert legal_results(stuck.mover, stuck.opponent, 6, 5) == []
-
-
-@needs_extension
-def test_r12_r14_entering_from_the_bar_in_c() -> None:
-    # Two on the bar, only the 3 enters (the 5 would land on our 20, held): the rest is lost.
-    position = board({6: 13}, {5: 2, 1: 13}, mover_bar=2)
-    assert _c_boards(position, (5, 3)) == {_after(position, (25, 22))}
-    closed = board({6: 13}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 3}, mover_bar=2)
-    for dice in [(6, 6), (1, 2), (5, 3)]:
-        assert legal_results(closed.mover, closed.opponent, *dice) == []
-
-
-@needs_extension
-def test_r11_a_hit_blot_goes_to_the_opponents_bar_in_c() -> None:
-    # The opponent's blot on our 10-point (its 15): 13/10* hits it, 13/8/5 does not.
-    position = board({13: 1, 1: 14}, {15: 1, 1: 14})
-    boards = _c_boards(position, (3, 5))
-    hit = _after(position, (13, 10), (10, 5))
-    assert hit in boards and hit.opponent[24] == 1 and hit.opponent[14] == 0
-    assert _after(position, (13, 8), (8, 5)) in boards
-    assert len(boards) == len({(b.mover, b.opponent) for b in boards})
-
-
-@needs_extension
-def test_r15_r16_bearing_off_in_c() -> None:
-    assert _c_boards(board({3: 1, 2: 1}, {18: 15}), (6, 5)) == {board({}, {18: 15})}
-    # A 5 cannot bear off the 3 while the 6 is there: 6/1 3/2, 6/1 1/off = 6/5 5/off.
-    assert _c_boards(board({6: 1, 3: 1}, {18: 15}), (5, 1)) == {
-        board({2: 1, 1: 1}, {18: 15}), board({3: 1}, {18: 15})}
-    # One chequer on the 7 (our 2-point is held): 7/1 6/5, or 7/1 1/off = 7/6 6/off; no
-    # chequer comes off before the 7 is home.
-    assert _c_boards(board({7: 1, 6: 4, 1: 10}, {23: 15}), (6, 1)) == {
-        board({6: 3, 5: 1, 1: 11}, {23: 15}), board({6: 4, 1: 10}, {23: 15})}
-
-
 # ------------------------------------------------------------------------- C 1-ply kernel
 
 
@@ -571,83 +396,7 @@ def test_one_ply_rejects_bad_input() -> None:
         net.one_ply(GOOD[:24], GOOD, FAST._race_sides)
 
 
-@needs_extension
-@pytest.mark.parametrize("dice, error", [
-    ((0, 3), ValueError), ((3, 7), ValueError), ((1.0, 2), TypeError), (("1", 2), TypeError),
-    ((None, 2), TypeError),
-])
-def test_legal_results_rejects_bad_dice(dice: tuple[Any, Any], error: type[Exception]) -> None:
-    with pytest.raises(error):
-        legal_results(GOOD, GOOD, *dice)
-
-
-@needs_extension
-def test_legal_results_rejects_bad_boards() -> None:
-    with pytest.raises(ValueError, match="both sides"):
-        legal_results((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
-    with pytest.raises(ValueError):
-        legal_results((1,) * 25, GOOD, 1, 2)
-    with pytest.raises(TypeError):
-        legal_results(GOOD, GOOD, 1)
-    assert legal_results(list(GOOD), [_Count(n) for n in GOOD], 3, 1) == [
-        (after.mover, after.opponent) for _, after in Position.initial().play_results((3, 1))]
-
-
 # ------------------------------------------------------------ C plays (the 0-ply chooser)
-
-
-def _assert_plays_match(position: Position, dice: tuple[int, int]) -> None:
-    """`legal_plays` gives `play_results`' plays (steps, hit flags as bools, move text) and
-    boards, in the same order."""
-    ours = contact.legal_plays(position.mover, position.opponent, *dice)
-    reference = position.play_results(dice)
-    assert [(mover, opponent) for _, mover, opponent in ours] == [
-        (after.mover, after.opponent) for _, after in reference], (position, dice)
-    plays = [Play._trusted(steps) for steps, _, _ in ours]
-    assert plays == [play for play, _ in reference], (position, dice)
-    assert all(type(hit) is bool for steps, _, _ in ours for _, _, hit in steps)
-    assert [str(play) for play in plays] == [str(play) for play, _ in reference]
-
-
-@needs_extension
-def test_legal_plays_equal_play_results_on_the_reference_data(
-        legal_move_records: list[dict[str, Any]]) -> None:
-    assert len(legal_move_records) > 5000
-    for record in legal_move_records:
-        _assert_plays_match(Position.from_board(record["board"]), tuple(record["dice"]))
-
-
-@needs_extension
-@settings(max_examples=60, deadline=None)
-@given(st.one_of(legal_positions(), bear_off_positions(), entering_positions()))
-def test_legal_plays_equal_play_results_on_generated_positions(position: Position) -> None:
-    for dice in ALL_ROLLS:
-        _assert_plays_match(position, dice)
-
-
-@needs_extension
-def test_legal_plays_steps_build_the_same_play_as_play_constructor() -> None:
-    """The trusted `Play` from C steps is the validating constructor's play, and applying it
-    gives the board C reports."""
-    position = board({13: 1, 1: 14}, {15: 1, 1: 14})
-    for steps, mover, opponent in contact.legal_plays(position.mover, position.opponent, 3, 5):
-        assert Play(steps) == Play._trusted(steps)
-        after = position.apply(Play._trusted(steps))
-        assert (after.mover, after.opponent) == (mover, opponent)
-    assert contact.legal_plays(position.mover, position.opponent, 3, 5)[0][0] in {
-        ((13, 10, True), (10, 5, False)), ((13, 8, False), (8, 5, False))}
-
-
-@needs_extension
-def test_legal_plays_rejects_bad_input() -> None:
-    with pytest.raises(ValueError):
-        contact.legal_plays(GOOD, GOOD, 0, 3)
-    with pytest.raises(TypeError):
-        contact.legal_plays(GOOD, GOOD, 1)
-    with pytest.raises(ValueError, match="both sides"):
-        contact.legal_plays((5,) + (0,) * 24, (0,) * 23 + (3, 0), 1, 2)
-    stuck = board({13: 1, 1: 14}, {18: 2, 17: 2, 13: 11})
-    assert contact.legal_plays(stuck.mover, stuck.opponent, 6, 5) == []
 
 
 MATCH = Context(match_length=7, my_score=2, opponent_score=4)
@@ -681,11 +430,11 @@ class _Judge:
 
 
 def _python_path(evaluator_: HeuristicEvaluator) -> HeuristicEvaluator:
-    """The same compiled evaluations without the C move generator: the player takes its
-    Python path (`play_results`)."""
+    """The same compiled evaluations, but the candidates from `play_results` scored one by
+    one in Python (`_plays_python`) instead of `plays` in one C call."""
     clone = pickle.loads(pickle.dumps(evaluator_))
-    clone._legal_plays = None
-    assert clone.compiled and clone.legal_plays(Position.initial(), (3, 1)) is None
+    clone.plays = clone._plays_python  # type: ignore[method-assign]
+    assert clone.compiled
     return clone
 
 
@@ -743,30 +492,18 @@ def test_pure_python_player_keeps_its_prefilter() -> None:
             return super()._after_values(results, context)
 
     Counting(evaluator=PURE).choose_play(position, (1, 1), Context())
-    Counting(evaluator=PURE, prefilter=False).choose_play(position, (1, 1), Context())
-    assert seen == [heuristic.PREFILTER_KEEP, len(results)]
+    assert seen == [heuristic.PREFILTER_KEEP]
+    # without the prefilter every candidate is scored, in one batch (`plays`)
+    clone = pickle.loads(pickle.dumps(PURE))
+    batches: list[int] = []
 
+    def evaluate_many(boards: Any) -> Any:
+        batches.append(len(boards))
+        return PURE.evaluate_many(boards)
 
-@needs_extension
-def test_a_build_without_legal_plays_falls_back_to_python_candidates(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """An extension built before `legal_plays` existed: a warning, then compiled evaluations
-    of the Python move generator's candidates (the same choices)."""
-    monkeypatch.delattr(contact, "legal_plays")
-    evaluator._compiled_legal_plays.cache_clear()
-    try:
-        with pytest.warns(RuntimeWarning, match="legal_plays"):
-            old = HeuristicEvaluator(use_bearoff=False, compiled=True)
-        assert old.compiled and old.legal_plays(Position.initial(), (6, 6)) is None
-        position = SELF_PLAY[7]
-        assert HeuristicPlayer(evaluator=old, prefilter=False).choose_play(
-            position, (6, 6), Context()) == HeuristicPlayer(evaluator=FAST).choose_play(
-            position, (6, 6), Context())
-    finally:
-        monkeypatch.undo()
-        evaluator._compiled_legal_plays.cache_clear()
-    assert HeuristicEvaluator(use_bearoff=False, compiled=True).legal_plays(
-        Position.initial(), (6, 6))
+    clone.evaluate_many = evaluate_many  # type: ignore[method-assign]
+    Counting(evaluator=clone, prefilter=False).choose_play(position, (1, 1), Context())
+    assert seen == [heuristic.PREFILTER_KEEP] and batches == [len(results)]
 
 
 UTILITY_CONTEXTS = [

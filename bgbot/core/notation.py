@@ -1,8 +1,11 @@
-"""gnubg move notation: `Play` to text exactly as gnubg's ``hint`` writes it, and text back to a
-legal `Play`.
+"""A chequer play (`Step`, `Play`) and its gnubg move notation: `Play` to text exactly as gnubg's
+``hint`` writes it, and text back to a legal `Play`.
 
 It lives in the core because ``str(play)`` and ``Play.parse`` are part of the core's API (as SAN
 is in python-chess); `bgbot.formats.notation` is the public face and adds the FIBS variant.
+`Play` is defined here, beside its notation, so that this module needs nothing of
+`bgbot.core.position` at run time (positions are only passed in: their ``play_results`` give the
+legal plays) and the two modules do not import each other.
 
 Writing (`format_play`): the sub-moves are sorted by source point, then destination, both
 descending; a sub-move that starts where an earlier one ended continues that chequer's chain
@@ -27,12 +30,71 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import groupby
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence
 
 from .errors import FormatError, IllegalAction
-from .position import BAR_POINT as BAR
-from .position import OFF_POINT as OFF
-from .position import Play, Position
+
+if TYPE_CHECKING:  # for annotations only: position.py imports this module
+    from .position import Position
+
+BAR_POINT = 25
+OFF_POINT = 0
+
+
+class Step(NamedTuple):
+    """One chequer moved by one die: points in the mover's numbering, 25 = bar, 0 = off."""
+
+    from_point: int
+    to_point: int
+    hit: bool = False
+
+
+RawStep = tuple[int, int, bool]
+
+
+class Play(tuple[RawStep, ...]):
+    """A whole turn's chequer play: up to four steps, in the order they are made.
+
+    Immutable and hashable: a tuple of plain ``(from, to, hit)`` triples (cheap to build in the
+    move generator); `steps` gives them as `Step`s. `legal_plays` returns one play per distinct
+    resulting position, so two plays from that list differ exactly when their results differ.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, steps: Iterable[Step | tuple[int, int] | tuple[int, int, bool]] = ()) -> Play:
+        raw = tuple(
+            (int(s[0]), int(s[1]), bool(s[2]) if len(s) > 2 else False) for s in steps
+        )
+        if len(raw) > 4:
+            raise IllegalAction(f"a play has at most four steps, got {len(raw)}")
+        return tuple.__new__(cls, raw)
+
+    @classmethod
+    def _trusted(cls, steps: tuple[RawStep, ...]) -> Play:
+        """Build without checks from raw ``(from, to, hit)`` triples (int, int, bool) that a
+        move generator made, as `legal_plays` does (a compiled twin of it too)."""
+        return tuple.__new__(cls, steps)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps in the order they are made."""
+        return tuple(Step(*s) for s in self)
+
+    def __repr__(self) -> str:
+        return f"Play({str(self)!r})"
+
+    def __str__(self) -> str:
+        return format_play(self)
+
+    @classmethod
+    def parse(cls, text: str, position: Position, dice: Sequence[int]) -> Play:
+        """Read gnubg/FIBS move text and return the matching legal play (raises if illegal)."""
+        return parse_play(text, position, dice)
+
+
+BAR = BAR_POINT
+OFF = OFF_POINT
 
 _MAX_LISTED = 20  # legal plays named in an IllegalAction message
 

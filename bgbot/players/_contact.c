@@ -376,543 +376,7 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
     f[N_FEATURES - 1] = 1.0;
 }
 
-/* ------------------------------------------------------------------------- argument parsing */
-
-/* One side's 25 counts from a sequence of ints 0..15 (at most 15 in all). */
-static int parse_side(PyObject *obj, const char *name, int *out)
-{
-    if (!PySequence_Check(obj) || PyUnicode_Check(obj) || PyBytes_Check(obj) ||
-        PyByteArray_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a sequence of 25 ints, not %.100s", name,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    PyObject *seq = PySequence_Fast(obj, "side must be a sequence");
-    if (seq == NULL)
-        return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n != N_LOCATIONS) {
-        PyErr_Format(PyExc_ValueError, "%s must have 25 counts (points 1..24 and the bar), got %zd",
-                     name, n);
-        Py_DECREF(seq);
-        return -1;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    int total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = items[i];
-        long value;
-        if (PyLong_Check(item)) {
-            int overflow;
-            value = PyLong_AsLongAndOverflow(item, &overflow);
-            if (overflow)
-                value = -1;
-        } else if (PyFloat_Check(item) || !PyIndex_Check(item)) {
-            PyErr_Format(PyExc_TypeError, "%s[%zd] must be an int, not %.100s", name, i,
-                         Py_TYPE(item)->tp_name);
-            Py_DECREF(seq);
-            return -1;
-        } else {
-            PyObject *index = PyNumber_Index(item);
-            if (index == NULL) {
-                Py_DECREF(seq);
-                return -1;
-            }
-            int overflow;
-            value = PyLong_AsLongAndOverflow(index, &overflow);
-            Py_DECREF(index);
-            if (overflow)
-                value = -1;
-        }
-        if (value == -1 && PyErr_Occurred()) {
-            Py_DECREF(seq);
-            return -1;
-        }
-        if (value < 0 || value > CHEQUERS) {
-            PyErr_Format(PyExc_ValueError, "%s[%zd] must be a count 0..15, got %S", name, i, item);
-            Py_DECREF(seq);
-            return -1;
-        }
-        out[i] = (int)value;
-        total += (int)value;
-    }
-    Py_DECREF(seq);
-    if (total > CHEQUERS) {
-        PyErr_Format(PyExc_ValueError, "%s has %d chequers on the board, more than 15", name, total);
-        return -1;
-    }
-    return 0;
-}
-
-static int parse_position(PyObject *const *args, Py_ssize_t nargs, const char *function,
-                          int *mover, int *opponent)
-{
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (mover, opponent), got %zd",
-                     function, nargs);
-        return -1;
-    }
-    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0)
-        return -1;
-    return 0;
-}
-
-/* --------------------------------------------------------------------------- move generator */
-
-/* The distinct resulting boards of the legal plays of a roll: core/position.py's `_generate`
- * (the definition, which agrees with gnubg) step for step, so that the results come in the same
- * order as `Position.play_results` (its dict keeps first insertion order) and a player that
- * keeps the first best result picks the same one. Indices as there: 0..23 = own points 1..24,
- * 24 = bar, target -1 = borne off; the opponent's point of own index t is its index 23 - t. */
-
-typedef struct {
-    int source, target, hit;
-} Move;
-
-typedef struct {
-    int mover[N_LOCATIONS];    /* the roller's counts after the play */
-    int opponent[N_LOCATIONS]; /* the other side's counts after it (its hit chequers on its bar) */
-    uint64_t lo, hi;           /* the dedup key: mover counts (4 bits each) and hit mask */
-    int used, first;           /* dice used (all of them when the game ends), first die */
-    int n_steps;               /* the play `_generate` keeps for this board: its steps */
-    Move steps[4];
-} Result;
-
-typedef struct {
-    Result *results;
-    int count, capacity;
-    int32_t *slots; /* open addressing: result index + 1, 0 = empty */
-    int n_slots;    /* a power of two, at least twice `count` */
-    /* the board while walking */
-    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
-    int on_board, outside; /* chequers on the board, chequers outside the home board (bar too) */
-    uint32_t hit_mask;     /* bit t: a blot was hit on own index t */
-    int full;              /* dice in the roll: 2, or 4 for doubles */
-    int depth;             /* the steps made so far (`_generate`'s `steps`) */
-    Move steps[4];
-} Generator;
-
-static int generator_init(Generator *g)
-{
-    g->count = 0;
-    g->capacity = 256;
-    g->n_slots = 1024;
-    g->results = PyMem_Malloc(sizeof(Result) * (size_t)g->capacity);
-    g->slots = PyMem_Calloc((size_t)g->n_slots, sizeof(int32_t));
-    if (g->results == NULL || g->slots == NULL) {
-        PyMem_Free(g->results);
-        PyMem_Free(g->slots);
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-static void generator_free(Generator *g)
-{
-    PyMem_Free(g->results);
-    PyMem_Free(g->slots);
-}
-
-static uint32_t key_hash(uint64_t lo, uint64_t hi)
-{
-    uint64_t h = (lo ^ (hi * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xBF58476D1CE4E5B9);
-    return (uint32_t)(h >> 32);
-}
-
-static int find_slot(const Generator *g, uint64_t lo, uint64_t hi)
-{
-    int mask = g->n_slots - 1;
-    int i = (int)(key_hash(lo, hi) & (uint32_t)mask);
-    for (;;) {
-        int32_t at = g->slots[i];
-        if (at == 0)
-            return i;
-        const Result *r = &g->results[at - 1];
-        if (r->lo == lo && r->hi == hi)
-            return i;
-        i = (i + 1) & mask;
-    }
-}
-
-/* Room for one more result (grows the arrays; the table stays at most half full). */
-static int generator_reserve(Generator *g)
-{
-    if (g->count == g->capacity) {
-        int capacity = 2 * g->capacity;
-        Result *grown = PyMem_Realloc(g->results, sizeof(Result) * (size_t)capacity);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        g->results = grown;
-        g->capacity = capacity;
-    }
-    if (2 * (g->count + 1) > g->n_slots) {
-        int n_slots = 2 * g->n_slots;
-        int32_t *slots = PyMem_Calloc((size_t)n_slots, sizeof(int32_t));
-        if (slots == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyMem_Free(g->slots);
-        g->slots = slots;
-        g->n_slots = n_slots;
-        for (int k = 0; k < g->count; k++)
-            g->slots[find_slot(g, g->results[k].lo, g->results[k].hi)] = k + 1;
-    }
-    return 0;
-}
-
-/* `_generate`'s record(): the current board was reached using `used` dice, the first being
- * `first_die`, by the steps made so far. `insert_only` is its inlined fourth step of doubles (a
- * known key is not updated). As there, a known board takes the new play (steps, dice) when
- * it uses more dice, or as many with a higher first die. */
-static int record(Generator *g, int used, int first_die, int insert_only)
-{
-    if (!g->on_board)
-        used = g->full;
-    uint64_t lo = 0, hi = 0;
-    for (int i = 0; i < 16; i++)
-        lo |= (uint64_t)g->mover[i] << (4 * i);
-    for (int i = 16; i < N_LOCATIONS; i++)
-        hi |= (uint64_t)g->mover[i] << (4 * (i - 16));
-    hi |= (uint64_t)g->hit_mask << 36;
-    int slot = find_slot(g, lo, hi);
-    if (g->slots[slot]) {
-        Result *known = &g->results[g->slots[slot] - 1];
-        if (insert_only)
-            return 0;
-        if (known->used < used || (known->used == used && first_die > known->first)) {
-            known->used = used;
-            known->first = first_die;
-            known->n_steps = g->depth;
-            memcpy(known->steps, g->steps, sizeof(Move) * (size_t)g->depth);
-        }
-        return 0;
-    }
-    if (generator_reserve(g) < 0)
-        return -1;
-    slot = find_slot(g, lo, hi); /* the table may have been rebuilt */
-    Result *r = &g->results[g->count++];
-    memcpy(r->mover, g->mover, sizeof r->mover);
-    memcpy(r->opponent, g->opponent, sizeof r->opponent);
-    r->lo = lo;
-    r->hi = hi;
-    r->used = used;
-    r->first = first_die;
-    r->n_steps = g->depth;
-    memcpy(r->steps, g->steps, sizeof(Move) * (size_t)g->depth);
-    g->slots[slot] = g->count;
-    return 0;
-}
-
-/* `_generate`'s moves_for(): the legal single steps with `die` from sources <= `limit`, in its
- * order (highest source first). */
-static int moves_for(const Generator *g, int die, int limit, Move *out)
-{
-    const int *mover = g->mover, *opponent = g->opponent;
-    int n = 0;
-    if (!g->on_board)
-        return 0;
-    if (mover[24]) {
-        if (limit < 24)
-            return 0;
-        int target = 24 - die;
-        int count = opponent[23 - target];
-        if (count >= 2)
-            return 0;
-        out[0].source = 24;
-        out[0].target = target;
-        out[0].hit = count == 1;
-        return 1;
-    }
-    if (g->outside) {
-        int shift = 23 + die;
-        for (int i = limit < 23 ? limit : 23; i >= die; i--) {
-            if (mover[i] && opponent[shift - i] < 2) {
-                out[n].source = i;
-                out[n].target = i - die;
-                out[n].hit = opponent[shift - i] == 1;
-                n++;
-            }
-        }
-        return n;
-    }
-    /* All at home (R15/R16): exact bear-offs, and from the highest point with a larger die. */
-    int highest = 5;
-    while (highest >= 0 && !mover[highest])
-        highest--;
-    for (int i = limit < highest ? limit : highest; i >= 0; i--) {
-        if (!mover[i])
-            continue;
-        int target = i - die;
-        if (target >= 0) {
-            int count = opponent[23 - target];
-            if (count < 2) {
-                out[n].source = i;
-                out[n].target = target;
-                out[n].hit = count == 1;
-                n++;
-            }
-        } else if (target == -1 || i == highest) {
-            out[n].source = i;
-            out[n].target = -1;
-            out[n].hit = 0;
-            n++;
-        }
-    }
-    return n;
-}
-
-static void push(Generator *g, const Move *m)
-{
-    g->steps[g->depth++] = *m;
-    g->mover[m->source]--;
-    if (m->target >= 0) {
-        g->mover[m->target]++;
-        if (m->hit) {
-            g->opponent[23 - m->target] = 0;
-            g->opponent[24]++;
-            g->hit_mask |= UINT32_C(1) << m->target;
-        }
-        if (m->source >= 6 && m->target < 6)
-            g->outside--;
-    } else {
-        g->on_board--;
-    }
-}
-
-static void pop(Generator *g, const Move *m)
-{
-    g->depth--;
-    g->mover[m->source]++;
-    if (m->target >= 0) {
-        g->mover[m->target]--;
-        if (m->hit) {
-            g->opponent[23 - m->target] = 1;
-            g->opponent[24]--;
-            g->hit_mask &= ~(UINT32_C(1) << m->target);
-        }
-        if (m->source >= 6 && m->target < 6)
-            g->outside++;
-    } else {
-        g->on_board++;
-    }
-}
-
-/* `_generate`'s walk() for doubles: sources in non-increasing order. */
-static int walk(Generator *g, int die, int depth, int limit)
-{
-    Move moves[N_LOCATIONS];
-    int n = moves_for(g, die, limit, moves);
-    if (!n)
-        return depth ? record(g, depth, die, 0) : 0;
-    for (int k = 0; k < n; k++) {
-        push(g, &moves[k]);
-        int status = depth < 3 ? walk(g, die, depth + 1, moves[k].source)
-                               : record(g, 4, die, 1);
-        pop(g, &moves[k]);
-        if (status < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* Fill g->results with every board `_generate` records for (d1, d2) from `mover` on roll
- * against `opponent`, then keep the legal ones (max-dice and higher-die rules) in order; returns
- * their number, or -1 with an exception set. */
-static int generate(Generator *g, const int *mover, const int *opponent, int d1, int d2)
-{
-    memcpy(g->mover, mover, sizeof g->mover);
-    memcpy(g->opponent, opponent, sizeof g->opponent);
-    g->on_board = g->outside = 0;
-    for (int i = 0; i < N_LOCATIONS; i++) {
-        g->on_board += mover[i];
-        if (i >= 6)
-            g->outside += mover[i];
-    }
-    g->hit_mask = 0;
-    g->depth = 0;
-    g->full = d1 == d2 ? 4 : 2;
-    g->count = 0;
-    memset(g->slots, 0, sizeof(int32_t) * (size_t)g->n_slots);
-    if (d1 == d2) {
-        if (walk(g, d1, 0, 24) < 0)
-            return -1;
-    } else {
-        int order[2][2] = {{d1, d2}, {d2, d1}};
-        for (int o = 0; o < 2; o++) {
-            int first = order[o][0], second = order[o][1];
-            Move moves[N_LOCATIONS], follow[N_LOCATIONS];
-            int n = moves_for(g, first, 24, moves);
-            for (int k = 0; k < n; k++) {
-                push(g, &moves[k]);
-                int m = moves_for(g, second, 24, follow);
-                int status = 0;
-                if (!m)
-                    status = record(g, 1, first, 0);
-                for (int j = 0; j < m && status == 0; j++) {
-                    push(g, &follow[j]);
-                    status = record(g, 2, first, 0);
-                    pop(g, &follow[j]);
-                }
-                pop(g, &moves[k]);
-                if (status < 0)
-                    return -1;
-            }
-        }
-    }
-    if (!g->count)
-        return 0;
-    int best = 0, high = d1 > d2 ? d1 : d2, higher_only = 0;
-    for (int k = 0; k < g->count; k++)
-        if (g->results[k].used > best)
-            best = g->results[k].used;
-    if (best == 1 && d1 != d2)
-        for (int k = 0; k < g->count; k++)
-            if (g->results[k].used == 1 && g->results[k].first == high)
-                higher_only = 1;
-    int kept = 0;
-    for (int k = 0; k < g->count; k++) {
-        const Result *r = &g->results[k];
-        if (r->used != best || (higher_only && r->first != high))
-            continue;
-        if (kept != k)
-            g->results[kept] = *r;
-        kept++;
-    }
-    g->count = kept; /* the table is stale now: `generate` clears it on the next call */
-    return kept;
-}
-
-/* A legal board: no point (1..24) holds chequers of both sides. */
-static int check_board(const int *mover, const int *opponent)
-{
-    for (int i = 0; i < 24; i++) {
-        if (mover[i] && opponent[23 - i]) {
-            PyErr_Format(PyExc_ValueError,
-                         "point %d (mover's numbering) holds chequers of both sides", i + 1);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* A die: an int 1..6. */
-static int parse_die(PyObject *obj, const char *name, int *out)
-{
-    if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name,
-                     Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    Py_ssize_t value = PyNumber_AsSsize_t(obj, NULL);
-    if (value == -1 && PyErr_Occurred())
-        return -1;
-    if (value < 1 || value > 6) {
-        PyErr_Format(PyExc_ValueError, "%s must be 1..6, got %zd", name, value);
-        return -1;
-    }
-    *out = (int)value;
-    return 0;
-}
-
-static PyObject *side_tuple(const int *side)
-{
-    PyObject *tuple = PyTuple_New(N_LOCATIONS);
-    if (tuple == NULL)
-        return NULL;
-    for (int i = 0; i < N_LOCATIONS; i++) {
-        PyObject *value = PyLong_FromLong(side[i]); /* small ints: cached, cannot fail */
-        if (value == NULL) {
-            Py_DECREF(tuple);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(tuple, i, value);
-    }
-    return tuple;
-}
-
-/* Each step (from_point, to_point, hit) as `legal_plays` returns it, made once and shared
- * (tuples are immutable): step_cache[source][target + 1][hit], own indices as in Move. */
-static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
-
-static PyObject *step_tuple(const Move *m)
-{
-    PyObject **slot = &step_cache[m->source][m->target + 1][m->hit ? 1 : 0];
-    if (*slot == NULL) {
-        PyObject *hit = m->hit ? Py_True : Py_False;
-        Py_INCREF(hit);
-        *slot = Py_BuildValue("(iiN)", m->source + 1, m->target + 1, hit);
-        if (*slot == NULL)
-            return NULL;
-    }
-    Py_INCREF(*slot);
-    return *slot;
-}
-
-/* The steps of a result's play as a tuple of step tuples. */
-static PyObject *steps_tuple(const Result *r)
-{
-    PyObject *steps = PyTuple_New(r->n_steps);
-    if (steps == NULL)
-        return NULL;
-    for (int i = 0; i < r->n_steps; i++) {
-        PyObject *step = step_tuple(&r->steps[i]);
-        if (step == NULL) {
-            Py_DECREF(steps);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(steps, i, step);
-    }
-    return steps;
-}
-
-/* legal_plays(mover, opponent, d1, d2): each distinct resulting board with its play. */
-static PyObject *contact_legal_plays(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
-    Generator g;
-    (void)module;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError,
-                     "legal_plays() takes 4 arguments (mover, opponent, d1, d2), got %zd", nargs);
-        return NULL;
-    }
-    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
-        check_board(mover, opponent) < 0 || parse_die(args[2], "d1", &d1) < 0 ||
-        parse_die(args[3], "d2", &d2) < 0)
-        return NULL;
-    if (generator_init(&g) < 0)
-        return NULL;
-    PyObject *list = NULL, *unhit = NULL; /* the opponent's counts when no blot was hit */
-    int n = generate(&g, mover, opponent, d1, d2);
-    if (n >= 0)
-        list = PyList_New(n);
-    for (int k = 0; list != NULL && k < n; k++) {
-        const Result *r = &g.results[k];
-        PyObject *after;
-        if (r->hi >> 36) { /* a hit: the opponent's side changed */
-            after = side_tuple(r->opponent);
-        } else {
-            if (unhit == NULL)
-                unhit = side_tuple(r->opponent);
-            after = unhit;
-            Py_XINCREF(after);
-        }
-        PyObject *item = after == NULL ? NULL
-                                       : Py_BuildValue("(NNN)", steps_tuple(r),
-                                                       side_tuple(r->mover), after);
-        if (item == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, k, item);
-    }
-    Py_XDECREF(unhit);
-    generator_free(&g);
-    return list;
-}
+#include "_movegen.h"
 
 /* ------------------------------------------------------------------------------- features() */
 
@@ -941,10 +405,77 @@ static PyObject *contact_features(PyObject *module, PyObject *const *args, Py_ss
     return list;
 }
 
-/* ------------------------------------------------------------------------------------- Net */
+/* ------------------------------------------------------------------------- evaluators */
+
+/* What the look-ahead and self-play need of an evaluator: the five constrained chances of the
+ * player on roll (`mover`) in a contact position. Both evaluator types (the linear `Net` of
+ * `eval=linear` and the network `Mlp`) start with this header, so C code can hold either. */
+struct EvalBase;
+typedef void (*ContactFn)(const struct EvalBase *self, const int *mover, const int *opponent,
+                          const Side *me, const Side *other, double *p);
+typedef struct EvalBase {
+    PyObject_HEAD
+    ContactFn contact;
+} EvalBase;
+
+static PyTypeObject NetType;
+static PyTypeObject MlpType;
+
+/* The evaluator in `obj` (a Net or an Mlp), or NULL with a TypeError. */
+static const EvalBase *as_evaluator(PyObject *obj, const char *name)
+{
+    if (PyObject_TypeCheck(obj, &NetType) || PyObject_TypeCheck(obj, &MlpType))
+        return (const EvalBase *)obj;
+    PyErr_Format(PyExc_TypeError, "%s must be a Net or an Mlp, not %.100s", name,
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
+static PyObject *tuple5(const double *v)
+{
+    PyObject *tuple = PyTuple_New(N_HEADS);
+    if (tuple == NULL)
+        return NULL;
+    for (int h = 0; h < N_HEADS; h++) {
+        PyObject *value = PyFloat_FromDouble(v[h]);
+        if (value == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, h, value);
+    }
+    return tuple;
+}
+
+/* Whether the position is for the contact evaluation: nobody has borne everything off, and
+ * some chequer still has to pass one of the other side (Position.is_contact). */
+static int is_contact(const Side *me, const Side *other)
+{
+    return me->off != CHEQUERS && other->off != CHEQUERS && me->rearmost + other->rearmost > 25;
+}
+
+/* evaluate_sides for a contact position; None when the position is not for the contact
+ * evaluation (a side has borne everything off, or there is no contact). */
+static PyObject *eval_contact(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    Side me, other;
+    double p[N_HEADS];
+    if (parse_position(args, nargs, "contact", mover, opponent) < 0)
+        return NULL;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (!is_contact(&me, &other))
+        Py_RETURN_NONE;
+    const EvalBase *e = (const EvalBase *)self;
+    e->contact(e, mover, opponent, &me, &other, p);
+    return tuple5(p);
+}
+
+/* ------------------------------------------------------------------------ Net (linear) */
 
 typedef struct {
-    PyObject_HEAD
+    EvalBase base;
     double weights[N_HEADS][N_FEATURES];
     /* point_logits[r][i][n][h]: head h's weighted POINT_FEATURES of n chequers on location i,
      * for the side on roll (r = 0) or the other (r = 1). The point features are sums over
@@ -974,6 +505,9 @@ static void build_point_logits(NetObject *self)
         }
     }
 }
+
+static void net_contact(const EvalBase *base, const int *mover, const int *opponent,
+                        const Side *me, const Side *other, double *p);
 
 static int Net_init(NetObject *self, PyObject *args, PyObject *kwds)
 {
@@ -1019,6 +553,7 @@ static int Net_init(NetObject *self, PyObject *args, PyObject *kwds)
     Py_DECREF(heads);
     memcpy(self->weights, parsed, sizeof parsed);
     build_point_logits(self);
+    self->base.contact = net_contact;
     return 0;
 }
 
@@ -1057,22 +592,6 @@ static void fast_logits(const NetObject *self, const int *mover, const int *oppo
     }
 }
 
-static PyObject *tuple5(const double *v)
-{
-    PyObject *tuple = PyTuple_New(N_HEADS);
-    if (tuple == NULL)
-        return NULL;
-    for (int h = 0; h < N_HEADS; h++) {
-        PyObject *value = PyFloat_FromDouble(v[h]);
-        if (value == NULL) {
-            Py_DECREF(tuple);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(tuple, h, value);
-    }
-    return tuple;
-}
-
 static PyObject *Net_logits(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS];
@@ -1091,11 +610,12 @@ static double sigmoid(double z)
     return 1.0 / (1.0 + exp(-z));
 }
 
-/* The constrained probabilities of HeuristicEvaluator.evaluate_sides for a contact position
- * (the caller has checked that it is one), `mover` on roll. */
-static void contact_probabilities(const NetObject *self, const int *mover, const int *opponent,
-                                  const Side *me, const Side *other, double *p)
+/* The constrained probabilities of HeuristicEvaluator.evaluate_sides (linear heads) for a
+ * contact position (the caller has checked that it is one), `mover` on roll. */
+static void net_contact(const EvalBase *base, const int *mover, const int *opponent,
+                        const Side *me, const Side *other, double *p)
 {
+    const NetObject *self = (const NetObject *)base;
     double z[N_HEADS];
     double s;
     fast_logits(self, mover, opponent, me, other, z);
@@ -1120,28 +640,275 @@ static void contact_probabilities(const NetObject *self, const int *mover, const
     }
 }
 
-/* Whether the position is for the contact net: nobody has borne everything off, and some
- * chequer still has to pass one of the other side (Position.is_contact). */
-static int is_contact(const Side *me, const Side *other)
+/* Pickling (evaluators travel to worker processes): Net(weights) again. */
+static PyObject *Net_reduce(NetObject *self, PyObject *unused)
 {
-    return me->off != CHEQUERS && other->off != CHEQUERS && me->rearmost + other->rearmost > 25;
+    (void)unused;
+    PyObject *heads = PyList_New(N_HEADS);
+    if (heads == NULL)
+        return NULL;
+    for (int h = 0; h < N_HEADS; h++) {
+        PyObject *head = PyList_New(N_FEATURES);
+        if (head == NULL) {
+            Py_DECREF(heads);
+            return NULL;
+        }
+        PyList_SET_ITEM(heads, h, head);
+        for (int i = 0; i < N_FEATURES; i++) {
+            PyObject *value = PyFloat_FromDouble(self->weights[h][i]);
+            if (value == NULL) {
+                Py_DECREF(heads);
+                return NULL;
+            }
+            PyList_SET_ITEM(head, i, value);
+        }
+    }
+    return Py_BuildValue("O(N)", (PyObject *)Py_TYPE(self), heads);
 }
 
-/* HeuristicEvaluator.evaluate_sides for a contact position; None when that must not use the net
- * (a side has borne everything off, or there is no contact). */
-static PyObject *Net_contact(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* ------------------------------------------------------------------- Mlp (the network) */
+
+/* The network's inputs (network.py's `inputs`, the definition): the contact features of
+ * features.py without the bias (N_FEATURES - 1), then a plain board encoding of each side,
+ * the player on roll first: per point 1..24 four units (at least 1, 2, 3 chequers, and
+ * (n - 3) / 2 beyond 3), the bar / 2 and the chequers off / 15. */
+#define N_RAW_SIDE (4 * 24 + 2)
+#define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE)
+#define N_OUTCOMES 6 /* win single, gammon, backgammon; lose single, gammon, backgammon */
+#define MAX_LAYERS 3 /* hidden layers at most */
+#define MAX_WIDTH 1024
+
+static void raw_side(const int *s, int off, float *x)
+{
+    for (int i = 0; i < 24; i++) {
+        int n = s[i];
+        x[4 * i] = n >= 1 ? 1.0f : 0.0f;
+        x[4 * i + 1] = n >= 2 ? 1.0f : 0.0f;
+        x[4 * i + 2] = n >= 3 ? 1.0f : 0.0f;
+        x[4 * i + 3] = n > 3 ? (float)(n - 3) / 2.0f : 0.0f;
+    }
+    x[96] = (float)s[24] / 2.0f;
+    x[97] = (float)off / 15.0f;
+}
+
+static void encode_inputs(const int *mover, const int *opponent, const Side *me,
+                          const Side *other, float *x)
+{
+    double f[N_FEATURES];
+    feature_vector(mover, opponent, me, other, f);
+    for (int i = 0; i < N_FEATURES - 1; i++)
+        x[i] = (float)f[i];
+    raw_side(mover, me->off, x + N_FEATURES - 1);
+    raw_side(opponent, other->off, x + N_FEATURES - 1 + N_RAW_SIDE);
+}
+
+/* Which of the six outcomes can still happen (the hard constraints of heuristic-player.md
+ * §2.7): a side that has borne a chequer off cannot be gammoned, and one with no chequer on
+ * the bar or in the other's home board cannot be backgammoned. */
+static void outcome_mask(const Side *me, const Side *other, unsigned char *allowed)
+{
+    allowed[0] = allowed[3] = 1;
+    allowed[1] = other->off == 0;
+    allowed[2] = other->off == 0 && other->back > 0;
+    allowed[4] = me->off == 0;
+    allowed[5] = me->off == 0 && me->back > 0;
+}
+
+typedef struct {
+    EvalBase base;
+    int n_layers;                /* hidden layers */
+    int width[MAX_LAYERS + 2];   /* width[0] = N_INPUTS, then the hidden layers, then 6 */
+    float *weights[MAX_LAYERS + 1]; /* layer k: [width[k]][width[k + 1]], input-major */
+    float *bias[MAX_LAYERS + 1];
+    PyObject *blob;              /* the bytes the weights were read from (for pickling) */
+} MlpObject;
+
+/* Six outcome probabilities of the network for the inputs x, the impossible outcomes
+ * (allowed[k] = 0) given no probability. Hidden units are ReLUs; the first layer skips zero
+ * inputs (most of the board encoding is zero). */
+static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
+                        double *out)
+{
+    float a[MAX_WIDTH], b[MAX_WIDTH];
+    const float *in = x;
+    float *act = a;
+    for (int layer = 0; layer <= m->n_layers; layer++) {
+        int n_in = m->width[layer], n_out = m->width[layer + 1];
+        const float *w = m->weights[layer];
+        memcpy(act, m->bias[layer], sizeof(float) * (size_t)n_out);
+        for (int i = 0; i < n_in; i++) {
+            float v = in[i];
+            if (v == 0.0f)
+                continue;
+            const float *row = w + (size_t)i * (size_t)n_out;
+            for (int j = 0; j < n_out; j++)
+                act[j] += v * row[j];
+        }
+        if (layer < m->n_layers)
+            for (int j = 0; j < n_out; j++)
+                act[j] = act[j] > 0.0f ? act[j] : 0.0f;
+        in = act;
+        act = act == a ? b : a;
+    }
+    /* `in` holds the six logits */
+    double top = -1e300, total = 0.0, e[N_OUTCOMES];
+    for (int k = 0; k < N_OUTCOMES; k++)
+        if (allowed[k] && in[k] > top)
+            top = in[k];
+    for (int k = 0; k < N_OUTCOMES; k++) {
+        e[k] = allowed[k] ? exp((double)in[k] - top) : 0.0;
+        total += e[k];
+    }
+    for (int k = 0; k < N_OUTCOMES; k++)
+        out[k] = e[k] / total;
+}
+
+/* The five chances (gnubg's order) from the six outcome probabilities. */
+static void chances_from_outcomes(const double *o, double *p)
+{
+    p[2] = o[2];
+    p[1] = o[1] + o[2];
+    p[0] = o[0] + p[1];
+    p[4] = o[5];
+    p[3] = o[4] + o[5];
+}
+
+static void mlp_contact(const EvalBase *base, const int *mover, const int *opponent,
+                        const Side *me, const Side *other, double *p)
+{
+    const MlpObject *self = (const MlpObject *)base;
+    float x[N_INPUTS];
+    unsigned char allowed[N_OUTCOMES];
+    double o[N_OUTCOMES];
+    encode_inputs(mover, opponent, me, other, x);
+    outcome_mask(me, other, allowed);
+    mlp_forward(self, x, allowed, o);
+    chances_from_outcomes(o, p);
+}
+
+static void Mlp_free_arrays(MlpObject *self)
+{
+    for (int k = 0; k <= MAX_LAYERS; k++) {
+        PyMem_Free(self->weights[k]);
+        PyMem_Free(self->bias[k]);
+        self->weights[k] = self->bias[k] = NULL;
+    }
+}
+
+static void Mlp_dealloc(MlpObject *self)
+{
+    Mlp_free_arrays(self);
+    Py_XDECREF(self->blob);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Mlp(weights, hidden): `weights` a bytes-like of little-endian float32, layer by layer the
+ * input-major weight matrix then the biases; `hidden` the widths of the hidden layers. */
+static int Mlp_init(MlpObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"weights", "hidden", NULL};
+    PyObject *blob, *hidden;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:Mlp", keywords, &blob, &hidden))
+        return -1;
+    PyObject *widths = PySequence_Fast(hidden, "hidden must be a sequence of layer widths");
+    if (widths == NULL)
+        return -1;
+    Py_ssize_t n_layers = PySequence_Fast_GET_SIZE(widths);
+    if (n_layers < 1 || n_layers > MAX_LAYERS) {
+        PyErr_Format(PyExc_ValueError, "an Mlp has 1 to %d hidden layers, got %zd", MAX_LAYERS,
+                     n_layers);
+        Py_DECREF(widths);
+        return -1;
+    }
+    int width[MAX_LAYERS + 2];
+    width[0] = N_INPUTS;
+    for (Py_ssize_t k = 0; k < n_layers; k++) {
+        long w = PyLong_AsLong(PySequence_Fast_GET_ITEM(widths, k));
+        if (w == -1 && PyErr_Occurred()) {
+            Py_DECREF(widths);
+            return -1;
+        }
+        if (w < 1 || w > MAX_WIDTH) {
+            PyErr_Format(PyExc_ValueError, "hidden layer %zd: width %ld is not 1..%d", k, w,
+                         MAX_WIDTH);
+            Py_DECREF(widths);
+            return -1;
+        }
+        width[k + 1] = (int)w;
+    }
+    Py_DECREF(widths);
+    width[n_layers + 1] = N_OUTCOMES;
+    Py_buffer view;
+    if (PyObject_GetBuffer(blob, &view, PyBUF_SIMPLE) < 0)
+        return -1;
+    Py_ssize_t expected = 0;
+    for (Py_ssize_t k = 0; k <= n_layers; k++)
+        expected += (Py_ssize_t)width[k] * width[k + 1] + width[k + 1];
+    if (view.len != expected * (Py_ssize_t)sizeof(float)) {
+        PyErr_Format(PyExc_ValueError,
+                     "weights: %zd bytes for %zd float32 parameters were expected, got %zd",
+                     expected * (Py_ssize_t)sizeof(float), expected, view.len);
+        PyBuffer_Release(&view);
+        return -1;
+    }
+    Mlp_free_arrays(self);
+    const unsigned char *at = view.buf;
+    for (Py_ssize_t k = 0; k <= n_layers; k++) {
+        size_t nw = (size_t)width[k] * (size_t)width[k + 1], nb = (size_t)width[k + 1];
+        self->weights[k] = PyMem_Malloc(nw * sizeof(float));
+        self->bias[k] = PyMem_Malloc(nb * sizeof(float));
+        if (self->weights[k] == NULL || self->bias[k] == NULL) {
+            PyBuffer_Release(&view);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(self->weights[k], at, nw * sizeof(float));
+        at += nw * sizeof(float);
+        memcpy(self->bias[k], at, nb * sizeof(float));
+        at += nb * sizeof(float);
+    }
+    PyObject *copy = PyBytes_FromStringAndSize(view.buf, view.len);
+    PyBuffer_Release(&view);
+    if (copy == NULL)
+        return -1;
+    self->n_layers = (int)n_layers;
+    memcpy(self->width, width, sizeof width);
+    Py_XSETREF(self->blob, copy);
+    self->base.contact = mlp_contact;
+    return 0;
+}
+
+static PyObject *Mlp_reduce(MlpObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *hidden = PyTuple_New(self->n_layers);
+    if (hidden == NULL)
+        return NULL;
+    for (int k = 0; k < self->n_layers; k++)
+        PyTuple_SET_ITEM(hidden, k, PyLong_FromLong(self->width[k + 1]));
+    PyObject *blob = self->blob != NULL ? self->blob : Py_None;
+    return Py_BuildValue("O(ON)", (PyObject *)Py_TYPE(self), blob, hidden);
+}
+
+/* outcomes(mover, opponent) -> the six outcome probabilities (for tests and training). */
+static PyObject *Mlp_outcomes(MlpObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS];
     Side me, other;
-    double p[N_HEADS];
-    if (parse_position(args, nargs, "contact", mover, opponent) < 0)
+    float x[N_INPUTS];
+    unsigned char allowed[N_OUTCOMES];
+    double o[N_OUTCOMES];
+    if (parse_position(args, nargs, "outcomes", mover, opponent) < 0)
         return NULL;
     side_info(mover, &me);
     side_info(opponent, &other);
-    if (!is_contact(&me, &other))
-        Py_RETURN_NONE;
-    contact_probabilities(self, mover, opponent, &me, &other, p);
-    return tuple5(p);
+    encode_inputs(mover, opponent, &me, &other, x);
+    outcome_mask(&me, &other, allowed);
+    mlp_forward(self, x, allowed, o);
+    PyObject *tuple = PyTuple_New(N_OUTCOMES);
+    for (int k = 0; tuple != NULL && k < N_OUTCOMES; k++)
+        PyTuple_SET_ITEM(tuple, k, PyFloat_FromDouble(o[k]));
+    return tuple;
 }
 
 /* ---------------------------------------------------------------------------- look-ahead */
@@ -1187,29 +954,36 @@ static int call_race(PyObject *race, const int *mover, const int *opponent, doub
     return 0;
 }
 
-/* HeuristicEvaluator.evaluate_sides(mover, opponent) with the compiled net: `mover` on roll.
- * A finished game gets its exact outcome (evaluator._terminal), a contact position the net, a
- * race what race(mover, opponent) says. */
-static int evaluate_on_roll(const NetObject *self, const int *mover, const int *opponent,
+/* The exact outcome of a finished game (evaluator._terminal), `mover` on roll; 0 if the game
+ * is not over. */
+static int terminal_chances(const Side *me, const Side *other, double *p)
+{
+    if (me->off != CHEQUERS && other->off != CHEQUERS)
+        return 0;
+    int mover_won = me->off == CHEQUERS;
+    const Side *loser = mover_won ? other : me;
+    double gammon = loser->off == 0 ? 1.0 : 0.0;
+    double backgammon = loser->off == 0 && loser->back ? 1.0 : 0.0;
+    p[0] = mover_won ? 1.0 : 0.0;
+    p[1] = mover_won ? gammon : 0.0;
+    p[2] = mover_won ? backgammon : 0.0;
+    p[3] = mover_won ? 0.0 : gammon;
+    p[4] = mover_won ? 0.0 : backgammon;
+    return 1;
+}
+
+/* HeuristicEvaluator.evaluate_sides(mover, opponent): `mover` on roll. A finished game gets its
+ * exact outcome, a contact position the evaluator, a race what race(mover, opponent) says. */
+static int evaluate_on_roll(const EvalBase *e, const int *mover, const int *opponent,
                             PyObject *race, double *p)
 {
     Side me, other;
     side_info(mover, &me);
     side_info(opponent, &other);
-    if (me.off == CHEQUERS || other.off == CHEQUERS) {
-        int mover_won = me.off == CHEQUERS;
-        const Side *loser = mover_won ? &other : &me;
-        double gammon = loser->off == 0 ? 1.0 : 0.0;
-        double backgammon = loser->off == 0 && loser->back ? 1.0 : 0.0;
-        p[0] = mover_won ? 1.0 : 0.0;
-        p[1] = mover_won ? gammon : 0.0;
-        p[2] = mover_won ? backgammon : 0.0;
-        p[3] = mover_won ? 0.0 : gammon;
-        p[4] = mover_won ? 0.0 : backgammon;
+    if (terminal_chances(&me, &other, p))
         return 0;
-    }
     if (is_contact(&me, &other)) {
-        contact_probabilities(self, mover, opponent, &me, &other, p);
+        e->contact(e, mover, opponent, &me, &other, p);
         return 0;
     }
     return call_race(race, mover, opponent, p);
@@ -1221,10 +995,7 @@ static double equity(const double *p)
     return 2.0 * p[0] - 1.0 + p[1] - p[3] + p[2] - p[4];
 }
 
-/* The 21-roll average of heuristic.py: `roller` rolls against `other`; each play's board is
- * evaluated with `other` on roll. for_roller = 0 (`_one_ply_probs`): the roller minimises the
- * other's equity and the average is the other's chances; 1 (`roll_average`): he maximises his
- * own and the average is his. The first best play in `play_results` order is kept. */
+/* The same chances seen from the other side (Probabilities.flipped). */
 static void flip(const double *p, double *q)
 {
     q[0] = 1.0 - p[0];
@@ -1234,7 +1005,11 @@ static void flip(const double *p, double *q)
     q[4] = p[2];
 }
 
-static int roll_loop(const NetObject *self, Generator *g, const int *roller, const int *other,
+/* The 21-roll average of heuristic.py: `roller` rolls against `other`; each play's board is
+ * evaluated with `other` on roll. for_roller = 0 (`_one_ply_probs`): the roller minimises the
+ * other's equity and the average is the other's chances; 1 (`roll_average`): he maximises his
+ * own and the average is his. The first best play in `play_results` order is kept. */
+static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const int *other,
                      PyObject *race, int for_roller, double *out)
 {
     double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
@@ -1245,7 +1020,7 @@ static int roll_loop(const NetObject *self, Generator *g, const int *roller, con
             if (n < 0)
                 return -1;
             if (n == 0) { /* no legal play: the roller stands pat */
-                if (evaluate_on_roll(self, other, roller, race, p) < 0)
+                if (evaluate_on_roll(e, other, roller, race, p) < 0)
                     return -1;
                 if (for_roller)
                     flip(p, best);
@@ -1255,7 +1030,7 @@ static int roll_loop(const NetObject *self, Generator *g, const int *roller, con
             double best_eq = for_roller ? -1e9 : 1e9;
             for (int k = 0; k < n; k++) {
                 const Result *r = &g->results[k];
-                if (evaluate_on_roll(self, r->opponent, r->mover, race, p) < 0)
+                if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
                     return -1;
                 if (for_roller)
                     flip(p, q);
@@ -1277,97 +1052,731 @@ static int roll_loop(const NetObject *self, Generator *g, const int *roller, con
     return 0;
 }
 
-static PyObject *look_ahead(NetObject *self, PyObject *const *args, Py_ssize_t nargs,
+/* `one_ply` of the board after `mover`'s move, `opponent` to roll, into out (mover's
+ * chances); a finished game is its outcome. */
+static int one_ply_value(const EvalBase *e, Generator *g, const int *mover, const int *opponent,
+                         PyObject *race, double *out)
+{
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (terminal_chances(&me, &other, out))
+        return 0;
+    return roll_loop(e, g, opponent, mover, race, 0, out);
+}
+
+static int check_race(PyObject *race)
+{
+    if (!PyCallable_Check(race)) {
+        PyErr_Format(PyExc_TypeError, "race must be callable, not %.100s",
+                     Py_TYPE(race)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *look_ahead(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             const char *name, int for_roller)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS];
     double out[N_HEADS];
     Generator g;
+    const EvalBase *e = (const EvalBase *)self;
     if (nargs != 3) {
         PyErr_Format(PyExc_TypeError,
                      "%s() takes 3 arguments (mover, opponent, race), got %zd", name, nargs);
         return NULL;
     }
     if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
-        check_board(mover, opponent) < 0)
+        check_board(mover, opponent) < 0 || check_race(args[2]) < 0)
         return NULL;
-    if (!PyCallable_Check(args[2])) {
-        PyErr_Format(PyExc_TypeError, "race must be callable, not %.100s",
-                     Py_TYPE(args[2])->tp_name);
-        return NULL;
-    }
-    if (!for_roller) {
-        Side me, other;
-        side_info(mover, &me);
-        side_info(opponent, &other);
-        if (me.off == CHEQUERS || other.off == CHEQUERS) { /* the game is over */
-            if (evaluate_on_roll(self, mover, opponent, args[2], out) < 0)
-                return NULL;
-            return tuple5(out);
-        }
-    }
     if (generator_init(&g) < 0)
         return NULL;
-    int status = for_roller ? roll_loop(self, &g, mover, opponent, args[2], 1, out)
-                            : roll_loop(self, &g, opponent, mover, args[2], 0, out);
+    int status = for_roller ? roll_loop(e, &g, mover, opponent, args[2], 1, out)
+                            : one_ply_value(e, &g, mover, opponent, args[2], out);
     generator_free(&g);
     return status < 0 ? NULL : tuple5(out);
 }
 
 /* heuristic.HeuristicPlayer._one_ply_probs(after) with every reply evaluated. */
-static PyObject *Net_one_ply(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *eval_one_ply(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     return look_ahead(self, args, nargs, "one_ply", 0);
 }
 
 /* heuristic.roll_average(evaluator, position) with every play evaluated. */
-static PyObject *Net_roll_average(NetObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *eval_roll_average(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     return look_ahead(self, args, nargs, "roll_average", 1);
 }
 
-/* Pickling (evaluators travel to worker processes): Net(weights) again. */
-static PyObject *Net_reduce(NetObject *self, PyObject *unused)
+/* A candidate of a two-ply search: a reply's board and its 0-ply equity for the replier. */
+typedef struct {
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    double equity;
+} Reply;
+
+static int compare_replies(const void *a, const void *b)
 {
-    (void)unused;
-    PyObject *heads = PyList_New(N_HEADS);
-    if (heads == NULL)
+    double x = ((const Reply *)a)->equity, y = ((const Reply *)b)->equity;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* two_ply(mover, opponent, race, keep, threshold): the chances of `mover`, who has just
+ * moved, two plies ahead: over the opponent's 21 rolls, the opponent's replies ranked by 0-ply
+ * equity, the best `keep` of them within `threshold` of the best looked at one ply deeper
+ * (`one_ply` from the opponent's side), and the reply best for the opponent at that depth
+ * taken. heuristic.HeuristicPlayer._two_ply_probs is the definition. */
+static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    const EvalBase *e = (const EvalBase *)self;
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError,
+                     "two_ply() takes 5 arguments (mover, opponent, race, keep, threshold), "
+                     "got %zd", nargs);
         return NULL;
-    for (int h = 0; h < N_HEADS; h++) {
-        PyObject *head = PyList_New(N_FEATURES);
-        if (head == NULL) {
-            Py_DECREF(heads);
-            return NULL;
-        }
-        PyList_SET_ITEM(heads, h, head);
-        for (int i = 0; i < N_FEATURES; i++) {
-            PyObject *value = PyFloat_FromDouble(self->weights[h][i]);
-            if (value == NULL) {
-                Py_DECREF(heads);
-                return NULL;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
+        check_board(mover, opponent) < 0 || check_race(args[2]) < 0)
+        return NULL;
+    long keep = PyLong_AsLong(args[3]);
+    if (keep == -1 && PyErr_Occurred())
+        return NULL;
+    if (keep < 1) {
+        PyErr_Format(PyExc_ValueError, "keep must be at least 1, got %ld", keep);
+        return NULL;
+    }
+    double threshold = PyFloat_AsDouble(args[4]);
+    if (threshold == -1.0 && PyErr_Occurred())
+        return NULL;
+    double out[N_HEADS];
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (terminal_chances(&me, &other, out))
+        return tuple5(out);
+    Generator g, inner;
+    if (generator_init(&g) < 0)
+        return NULL;
+    if (generator_init(&inner) < 0) {
+        generator_free(&g);
+        return NULL;
+    }
+    Reply *replies = NULL;
+    int status = 0;
+    double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int a = 1; a <= 6 && status == 0; a++) {
+        for (int b = a; b <= 6 && status == 0; b++) {
+            double best[N_HEADS], p[N_HEADS], q[N_HEADS];
+            int n = generate(&g, opponent, mover, a, b);
+            if (n < 0) {
+                status = -1;
+                break;
             }
-            PyList_SET_ITEM(head, i, value);
+            if (n == 0) { /* the opponent stands pat: we are on roll, one ply deeper */
+                if (roll_loop(e, &inner, mover, opponent, args[2], 1, best) < 0) {
+                    status = -1;
+                    break;
+                }
+            } else {
+                Reply *grown = PyMem_Realloc(replies, sizeof(Reply) * (size_t)n);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    status = -1;
+                    break;
+                }
+                replies = grown;
+                for (int k = 0; k < n && status == 0; k++) {
+                    const Result *r = &g.results[k];
+                    memcpy(replies[k].mover, r->mover, sizeof r->mover);
+                    memcpy(replies[k].opponent, r->opponent, sizeof r->opponent);
+                    /* we are on roll after the reply: the replier's equity is minus ours */
+                    if (evaluate_on_roll(e, r->opponent, r->mover, args[2], p) < 0)
+                        status = -1;
+                    replies[k].equity = -equity(p);
+                }
+                if (status < 0)
+                    break;
+                /* stable: equal equities keep play_results order */
+                for (int k = 0; k < n; k++)
+                    replies[k].equity -= 1e-12 * k;
+                qsort(replies, (size_t)n, sizeof(Reply), compare_replies);
+                int kept = 0;
+                double best_eq = -1e9;
+                while (kept < n && kept < keep &&
+                       replies[kept].equity >= replies[0].equity - threshold) {
+                    /* the replier's chances one ply deeper: ours flipped */
+                    if (one_ply_value(e, &inner, replies[kept].mover, replies[kept].opponent,
+                                      args[2], q) < 0) {
+                        status = -1;
+                        break;
+                    }
+                    double eq = equity(q);
+                    if (eq > best_eq) {
+                        best_eq = eq;
+                        flip(q, best);
+                    }
+                    kept++;
+                }
+                if (status < 0)
+                    break;
+            }
+            double weight = a == b ? 1.0 : 2.0;
+            for (int h = 0; h < N_HEADS; h++)
+                total[h] += weight * best[h];
         }
     }
-    return Py_BuildValue("O(N)", (PyObject *)Py_TYPE(self), heads);
+    PyMem_Free(replies);
+    generator_free(&g);
+    generator_free(&inner);
+    if (status < 0)
+        return NULL;
+    for (int h = 0; h < N_HEADS; h++)
+        out[h] = total[h] / 36.0;
+    return tuple5(out);
 }
+
+/* plays(mover, opponent, d1, d2, race) -> [(steps, mover after, opponent after, chances)]:
+ * every candidate of the roll (core._movegen.results order) with the mover's 0-ply chances
+ * after it (the opponent on roll, flipped): all candidates of a move in one call. */
+static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
+
+static PyObject *step_tuple(const Move *m)
+{
+    PyObject **slot = &step_cache[m->source][m->target + 1][m->hit ? 1 : 0];
+    if (*slot == NULL) {
+        PyObject *hit = m->hit ? Py_True : Py_False;
+        Py_INCREF(hit);
+        *slot = Py_BuildValue("(iiN)", m->source + 1, m->target + 1, hit);
+        if (*slot == NULL)
+            return NULL;
+    }
+    Py_INCREF(*slot);
+    return *slot;
+}
+
+static PyObject *steps_tuple(const Result *r)
+{
+    PyObject *steps = PyTuple_New(r->n_steps);
+    if (steps == NULL)
+        return NULL;
+    for (int i = 0; i < r->n_steps; i++) {
+        PyObject *step = step_tuple(&r->steps[i]);
+        if (step == NULL) {
+            Py_DECREF(steps);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(steps, i, step);
+    }
+    return steps;
+}
+
+static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;
+    const EvalBase *e = (const EvalBase *)self;
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError,
+                     "plays() takes 5 arguments (mover, opponent, d1, d2, race), got %zd", nargs);
+        return NULL;
+    }
+    if (parse_side(args[0], "mover", mover) < 0 || parse_side(args[1], "opponent", opponent) < 0 ||
+        check_board(mover, opponent) < 0 || parse_die(args[2], "d1", &d1) < 0 ||
+        parse_die(args[3], "d2", &d2) < 0 || check_race(args[4]) < 0)
+        return NULL;
+    Generator g;
+    if (generator_init(&g) < 0)
+        return NULL;
+    int n = generate(&g, mover, opponent, d1, d2);
+    PyObject *list = n >= 0 ? PyList_New(n) : NULL;
+    for (int k = 0; list != NULL && k < n; k++) {
+        const Result *r = &g.results[k];
+        double p[N_HEADS], q[N_HEADS];
+        PyObject *item = NULL;
+        if (evaluate_on_roll(e, r->opponent, r->mover, args[4], p) == 0) {
+            flip(p, q);
+            item = Py_BuildValue("(NNNN)", steps_tuple(r), side_tuple(r->mover),
+                                 side_tuple(r->opponent), tuple5(q));
+        }
+        if (item == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, item);
+    }
+    generator_free(&g);
+    return list;
+}
+
+/* ------------------------------------------------------------------------- self-play */
+
+/* splitmix64: the dice of self-play and screening duels (seeded per game). */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int roll_die(uint64_t *state)
+{
+    return (int)((next_random(state) >> 11) % 6) + 1;
+}
+
+static const int INITIAL_SIDE[N_LOCATIONS] = {0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0,
+                                              5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0};
+
+/* A growing byte buffer for the records of self-play. */
+typedef struct {
+    char *data;
+    size_t size, capacity;
+} Buffer;
+
+static int buffer_add(Buffer *b, const void *data, size_t size)
+{
+    if (b->size + size > b->capacity) {
+        size_t capacity = b->capacity ? 2 * b->capacity : 1 << 16;
+        while (capacity < b->size + size)
+            capacity *= 2;
+        char *grown = PyMem_Realloc(b->data, capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->size, data, size);
+    b->size += size;
+    return 0;
+}
+
+/* One move of the greedy 0-ply player: the candidate with the best cubeless equity for the
+ * roller (the first of equal bests), or none. Returns the number of candidates (0: stand pat,
+ * `value` is then the evaluation of the same board with the other side on roll) or -1; fills
+ * `value` with the chances of the side on roll after the move (the other side), `noise` adds
+ * Gaussian-like noise of that size to each candidate's equity (exploration). */
+static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponent, int d1,
+                       int d2, PyObject *race, double noise, uint64_t *rng, double *value)
+{
+    int n = generate(g, mover, opponent, d1, d2);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return evaluate_on_roll(e, opponent, mover, race, value) < 0 ? -1 : 0;
+    int best = 0;
+    double best_eq = 1e300, p[N_HEADS];
+    for (int k = 0; k < n; k++) {
+        const Result *r = &g->results[k];
+        if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
+            return -1;
+        double eq = equity(p); /* the opponent's: the roller minimises it */
+        if (noise > 0.0) {
+            double u = 0.0; /* Irwin-Hall: sum of 4 uniforms, variance 1/3 */
+            for (int j = 0; j < 4; j++)
+                u += (double)(next_random(rng) >> 11) / 9007199254740992.0;
+            eq += noise * (u - 2.0) * 1.7320508075688772;
+        }
+        if (eq < best_eq) {
+            best_eq = eq;
+            best = k;
+            memcpy(value, p, sizeof p);
+        }
+    }
+    memcpy(mover, g->results[best].mover, sizeof(int) * N_LOCATIONS);
+    memcpy(opponent, g->results[best].opponent, sizeof(int) * N_LOCATIONS);
+    return n;
+}
+
+static void swap_sides(int *mover, int *opponent)
+{
+    int t[N_LOCATIONS];
+    memcpy(t, mover, sizeof t);
+    memcpy(mover, opponent, sizeof t);
+    memcpy(opponent, t, sizeof t);
+}
+
+/* selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000) -> (boards, values, ends):
+ *
+ * Plays `games` games of the greedy 0-ply player against itself (dice from splitmix64 seeded
+ * with seed + game number; the opening roll rerolled until the dice differ) and records every
+ * contact position s_t with the player on roll before rolling: `boards` holds 50 bytes per
+ * record (the roller's 25 counts, then the other side's), `values` 5 doubles: the chances of
+ * the side on roll in the next position s_t+1 (as evaluated when the move was chosen), and
+ * `ends` one byte: 1 when s_t+1 ends the record of the game (the game is over, or the
+ * position is a race: `values` is then its exact outcome or race evaluation), else 0 (the
+ * next record is s_t+1). Records of one game are consecutive. */
+static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"evaluator", "race", "seed", "games", "noise", "max_plies", NULL};
+    PyObject *evaluator, *race;
+    unsigned long long seed;
+    int games, max_plies = 10000;
+    double noise = 0.0;
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|di:selfplay", keywords, &evaluator, &race,
+                                     &seed, &games, &noise, &max_plies))
+        return NULL;
+    const EvalBase *e = as_evaluator(evaluator, "evaluator");
+    if (e == NULL || check_race(race) < 0)
+        return NULL;
+    if (games < 0) {
+        PyErr_Format(PyExc_ValueError, "games must be >= 0, got %d", games);
+        return NULL;
+    }
+    Generator g;
+    if (generator_init(&g) < 0)
+        return NULL;
+    Buffer boards = {NULL, 0, 0}, values = {NULL, 0, 0}, ends = {NULL, 0, 0};
+    int status = 0;
+    for (int game = 0; game < games && status == 0; game++) {
+        uint64_t rng = (uint64_t)seed * UINT64_C(1000003) + (uint64_t)game;
+        int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+        memcpy(mover, INITIAL_SIDE, sizeof mover);
+        memcpy(opponent, INITIAL_SIDE, sizeof opponent);
+        int d1 = roll_die(&rng), d2 = roll_die(&rng);
+        while (d1 == d2) {
+            d1 = roll_die(&rng);
+            d2 = roll_die(&rng);
+        }
+        for (int ply = 0;; ply++) {
+            if (ply >= max_plies) {
+                PyErr_Format(PyExc_RuntimeError, "self-play game %d did not end in %d plies",
+                             game, max_plies);
+                status = -1;
+                break;
+            }
+            unsigned char board[2 * N_LOCATIONS];
+            for (int i = 0; i < N_LOCATIONS; i++) {
+                board[i] = (unsigned char)mover[i];
+                board[N_LOCATIONS + i] = (unsigned char)opponent[i];
+            }
+            double value[N_HEADS];
+            if (greedy_move(e, &g, mover, opponent, d1, d2, race, noise, &rng, value) < 0) {
+                status = -1;
+                break;
+            }
+            swap_sides(mover, opponent);
+            Side me, other;
+            side_info(mover, &me);
+            side_info(opponent, &other);
+            unsigned char end = (me.off == CHEQUERS || other.off == CHEQUERS ||
+                                 !is_contact(&me, &other));
+            if (buffer_add(&boards, board, sizeof board) < 0 ||
+                buffer_add(&values, value, sizeof value) < 0 || buffer_add(&ends, &end, 1) < 0) {
+                status = -1;
+                break;
+            }
+            if (end)
+                break;
+            d1 = roll_die(&rng);
+            d2 = roll_die(&rng);
+        }
+    }
+    generator_free(&g);
+    PyObject *result = NULL;
+    if (status == 0)
+        result = Py_BuildValue("(y#y#y#)", boards.data ? boards.data : "", (Py_ssize_t)boards.size,
+                               values.data ? values.data : "", (Py_ssize_t)values.size,
+                               ends.data ? ends.data : "", (Py_ssize_t)ends.size);
+    PyMem_Free(boards.data);
+    PyMem_Free(values.data);
+    PyMem_Free(ends.data);
+    return result;
+}
+
+/* Read a record board (50 bytes: roller's 25 counts, then the other side's). */
+static int read_board(const unsigned char *at, int *mover, int *opponent)
+{
+    int total_m = 0, total_o = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        mover[i] = at[i];
+        opponent[i] = at[N_LOCATIONS + i];
+        total_m += mover[i];
+        total_o += opponent[i];
+    }
+    if (total_m > CHEQUERS || total_o > CHEQUERS) {
+        PyErr_SetString(PyExc_ValueError, "a board holds more than 15 chequers of one side");
+        return -1;
+    }
+    return check_board(mover, opponent);
+}
+
+static int boards_view(PyObject *obj, Py_buffer *view, Py_ssize_t *n)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (view->len % (2 * N_LOCATIONS)) {
+        PyErr_Format(PyExc_ValueError, "boards: %zd bytes is not a whole number of 50-byte boards",
+                     view->len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *n = view->len / (2 * N_LOCATIONS);
+    return 0;
+}
+
+/* encode(boards) -> (inputs, allowed): the network inputs (N_INPUTS float32 per board) and the
+ * outcome mask (6 bytes per board: 1 where the outcome can still happen) of 50-byte boards. */
+static PyObject *contact_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "encode() takes 1 argument (boards), got %zd", nargs);
+        return NULL;
+    }
+    Py_buffer view;
+    Py_ssize_t n;
+    if (boards_view(args[0], &view, &n) < 0)
+        return NULL;
+    PyObject *inputs = PyBytes_FromStringAndSize(NULL, n * N_INPUTS * (Py_ssize_t)sizeof(float));
+    PyObject *masks = PyBytes_FromStringAndSize(NULL, n * N_OUTCOMES);
+    if (inputs == NULL || masks == NULL) {
+        Py_XDECREF(inputs);
+        Py_XDECREF(masks);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    float *x = (float *)PyBytes_AS_STRING(inputs);
+    unsigned char *allowed = (unsigned char *)PyBytes_AS_STRING(masks);
+    const unsigned char *at = view.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+        Side me, other;
+        if (read_board(at + k * 2 * N_LOCATIONS, mover, opponent) < 0) {
+            Py_DECREF(inputs);
+            Py_DECREF(masks);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        side_info(mover, &me);
+        side_info(opponent, &other);
+        encode_inputs(mover, opponent, &me, &other, x + k * N_INPUTS);
+        outcome_mask(&me, &other, allowed + k * N_OUTCOMES);
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(NN)", inputs, masks);
+}
+
+/* roll_averages(evaluator, race, boards) -> 5 doubles per board: `roll_average` of each (the
+ * player on roll's chances one ply ahead), the look-ahead targets of training. */
+static PyObject *contact_roll_averages(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError,
+                     "roll_averages() takes 3 arguments (evaluator, race, boards), got %zd", nargs);
+        return NULL;
+    }
+    const EvalBase *e = as_evaluator(args[0], "evaluator");
+    if (e == NULL || check_race(args[1]) < 0)
+        return NULL;
+    Py_buffer view;
+    Py_ssize_t n;
+    if (boards_view(args[2], &view, &n) < 0)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * N_HEADS * (Py_ssize_t)sizeof(double));
+    Generator g;
+    if (out == NULL || generator_init(&g) < 0) {
+        Py_XDECREF(out);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    double *values = (double *)PyBytes_AS_STRING(out);
+    const unsigned char *at = view.buf;
+    for (Py_ssize_t k = 0; k < n && out != NULL; k++) {
+        int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+        if (read_board(at + k * 2 * N_LOCATIONS, mover, opponent) < 0 ||
+            roll_loop(e, &g, mover, opponent, args[1], 1, values + k * N_HEADS) < 0)
+            Py_CLEAR(out);
+    }
+    generator_free(&g);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* ------------------------------------------------------------ screening duel vs pubeval */
+
+/* pubeval's score of the board after a move (pubeval.pubeval_score): weights[122]. */
+static double pubeval(const double *w, const int *mover, const int *opponent)
+{
+    int on = 0;
+    for (int i = 0; i < N_LOCATIONS; i++)
+        on += mover[i];
+    if (on == 0)
+        return 99999999.0;
+    double score = 0.0;
+    for (int point = 24; point >= 1; point--) {
+        const double *block = w + 5 * (24 - point);
+        int own = mover[point - 1];
+        if (opponent[24 - point] == 1)
+            score += block[0];
+        if (own == 1)
+            score += block[1];
+        if (own >= 2)
+            score += block[2];
+        if (own == 3)
+            score += block[3];
+        if (own >= 4)
+            score += block[4] * (double)(own - 3) / 2.0;
+    }
+    score += w[120] * (double)opponent[24] / 2.0;
+    score += w[121] * (double)(CHEQUERS - on) / 15.0;
+    return score;
+}
+
+static int read_weights(PyObject *obj, const char *name, double *out)
+{
+    PyObject *seq = PySequence_Fast(obj, "pubeval weights must be a sequence of 122 floats");
+    if (seq == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 122) {
+        PyErr_Format(PyExc_ValueError, "%s: 122 weights expected, got %zd", name,
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int i = 0; i < 122; i++) {
+        out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (out[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* One cubeless game, evaluator (0-ply greedy) against pubeval, the evaluator's seat moving
+ * first when `evaluator_first`; returns the evaluator's points (+-1, 2, 3) or 0 on error. */
+static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const double *contact_w,
+                        const double *race_w, uint64_t seed, int evaluator_first)
+{
+    uint64_t rng = seed;
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    memcpy(mover, INITIAL_SIDE, sizeof mover);
+    memcpy(opponent, INITIAL_SIDE, sizeof opponent);
+    int d1 = roll_die(&rng), d2 = roll_die(&rng);
+    while (d1 == d2) {
+        d1 = roll_die(&rng);
+        d2 = roll_die(&rng);
+    }
+    int evaluators_turn = evaluator_first;
+    for (int ply = 0; ply < 10000; ply++) {
+        if (evaluators_turn) {
+            double value[N_HEADS];
+            if (greedy_move(e, g, mover, opponent, d1, d2, race, 0.0, &rng, value) < 0)
+                return 0;
+        } else {
+            Side me, other;
+            side_info(mover, &me);
+            side_info(opponent, &other);
+            const double *w = is_contact(&me, &other) ? contact_w : race_w;
+            int n = generate(g, mover, opponent, d1, d2);
+            if (n < 0)
+                return 0;
+            if (n > 0) {
+                int best = 0;
+                double best_score = -1e300;
+                for (int k = 0; k < n; k++) {
+                    double s = pubeval(w, g->results[k].mover, g->results[k].opponent);
+                    if (s > best_score) {
+                        best_score = s;
+                        best = k;
+                    }
+                }
+                memcpy(mover, g->results[best].mover, sizeof mover);
+                memcpy(opponent, g->results[best].opponent, sizeof opponent);
+            }
+        }
+        int on = 0;
+        for (int i = 0; i < N_LOCATIONS; i++)
+            on += mover[i];
+        if (on == 0) { /* the side that just moved has won */
+            Side loser;
+            side_info(opponent, &loser);
+            int kind = loser.off ? 1 : (loser.back ? 3 : 2);
+            return evaluators_turn ? kind : -kind;
+        }
+        swap_sides(mover, opponent);
+        evaluators_turn = !evaluators_turn;
+        d1 = roll_die(&rng);
+        d2 = roll_die(&rng);
+    }
+    PyErr_SetString(PyExc_RuntimeError, "a screening game did not end in 10000 plies");
+    return 0;
+}
+
+/* duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> list of the
+ * evaluator's points in each game: mirrored pairs (the same dice with the seats swapped),
+ * cubeless money, gammons 2 and backgammons 3. A fast screen for training; `bgbot duel` gives
+ * the figures. */
+static PyObject *contact_duel_pubeval(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 6) {
+        PyErr_Format(PyExc_TypeError,
+                     "duel_pubeval() takes 6 arguments (evaluator, race, contact_weights, "
+                     "race_weights, seed, pairs), got %zd", nargs);
+        return NULL;
+    }
+    double contact_w[122], race_w[122];
+    const EvalBase *e = as_evaluator(args[0], "evaluator");
+    if (e == NULL || check_race(args[1]) < 0 ||
+        read_weights(args[2], "contact_weights", contact_w) < 0 ||
+        read_weights(args[3], "race_weights", race_w) < 0)
+        return NULL;
+    unsigned long long seed = PyLong_AsUnsignedLongLong(args[4]);
+    if (seed == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    long pairs = PyLong_AsLong(args[5]);
+    if (pairs == -1 && PyErr_Occurred())
+        return NULL;
+    Generator g;
+    if (generator_init(&g) < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (long k = 0; list != NULL && k < pairs; k++) {
+        for (int first = 1; first >= 0; first--) {
+            int points = pubeval_game(e, &g, args[1], contact_w, race_w,
+                                      (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
+            PyObject *value = points ? PyLong_FromLong(points) : NULL;
+            if (value == NULL || PyList_Append(list, value) < 0) {
+                Py_XDECREF(value);
+                Py_CLEAR(list);
+                break;
+            }
+            Py_DECREF(value);
+        }
+    }
+    generator_free(&g);
+    return list;
+}
+
+/* ------------------------------------------------------------------------------ types */
 
 static PyMethodDef Net_methods[] = {
     {"__reduce__", (PyCFunction)Net_reduce, METH_NOARGS, "Pickle support: Net(weights)."},
     {"logits", (PyCFunction)(void (*)(void))Net_logits, METH_FASTCALL,
      "logits(mover, opponent) -> the five heads' logits (weights . features)."},
-    {"contact", (PyCFunction)(void (*)(void))Net_contact, METH_FASTCALL,
+    {"contact", (PyCFunction)(void (*)(void))eval_contact, METH_FASTCALL,
      "contact(mover, opponent) -> the five constrained probabilities for the player on roll, "
-     "or None when the position is not for the contact net (no contact, or a side is off)."},
-    {"one_ply", (PyCFunction)(void (*)(void))Net_one_ply, METH_FASTCALL,
+     "or None when the position is not for the contact evaluation (no contact, or a side is "
+     "off)."},
+    {"plays", (PyCFunction)(void (*)(void))eval_plays, METH_FASTCALL,
+     "plays(mover, opponent, d1, d2, race) -> [(steps, mover after, opponent after, chances)] "
+     "for every candidate of the roll, chances the mover's at 0-ply after it."},
+    {"one_ply", (PyCFunction)(void (*)(void))eval_one_ply, METH_FASTCALL,
      "one_ply(mover, opponent, race) -> the chances of `mover`, who has just moved, averaged "
      "over the 21 rolls of `opponent`, each answered by the reply that minimises mover's "
-     "cubeless equity (HeuristicPlayer._one_ply_probs with every reply evaluated); race(m, o) "
-     "gives the chances of m on roll in a race."},
-    {"roll_average", (PyCFunction)(void (*)(void))Net_roll_average, METH_FASTCALL,
+     "cubeless equity; race(m, o) gives the chances of m on roll in a race."},
+    {"two_ply", (PyCFunction)(void (*)(void))eval_two_ply, METH_FASTCALL,
+     "two_ply(mover, opponent, race, keep, threshold) -> the chances of `mover`, who has just "
+     "moved, two plies ahead (see the C source)."},
+    {"roll_average", (PyCFunction)(void (*)(void))eval_roll_average, METH_FASTCALL,
      "roll_average(mover, opponent, race) -> the chances of `mover`, on roll, averaged over "
-     "his 21 rolls, each played to his best cubeless equity (heuristic.roll_average with every "
-     "play evaluated); race as for one_ply."},
+     "his 21 rolls, each played to his best cubeless equity; race as for one_ply."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1376,32 +1785,91 @@ static PyTypeObject NetType = {
     .tp_name = "bgbot.players._contact.Net",
     .tp_basicsize = sizeof(NetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Net(weights): the five contact heads (evaluator.HEADS order), each a sequence of "
-              "N_FEATURES weights in FEATURE_NAMES order.",
+    .tp_doc = "Net(weights): the five linear contact heads (evaluator.HEADS order), each a "
+              "sequence of N_FEATURES weights in FEATURE_NAMES order.",
     .tp_methods = Net_methods,
     .tp_init = (initproc)Net_init,
     .tp_new = PyType_GenericNew,
 };
 
+static PyMethodDef Mlp_methods[] = {
+    {"__reduce__", (PyCFunction)Mlp_reduce, METH_NOARGS, "Pickle support: Mlp(weights, hidden)."},
+    {"outcomes", (PyCFunction)(void (*)(void))Mlp_outcomes, METH_FASTCALL,
+     "outcomes(mover, opponent) -> the six outcome probabilities (win single, gammon, "
+     "backgammon; lose single, gammon, backgammon) of the player on roll."},
+    {"contact", (PyCFunction)(void (*)(void))eval_contact, METH_FASTCALL,
+     "contact(mover, opponent) -> the five chances for the player on roll, or None when the "
+     "position is not for the contact evaluation."},
+    {"plays", (PyCFunction)(void (*)(void))eval_plays, METH_FASTCALL,
+     "plays(mover, opponent, d1, d2, race): as Net.plays."},
+    {"one_ply", (PyCFunction)(void (*)(void))eval_one_ply, METH_FASTCALL,
+     "one_ply(mover, opponent, race): as Net.one_ply."},
+    {"two_ply", (PyCFunction)(void (*)(void))eval_two_ply, METH_FASTCALL,
+     "two_ply(mover, opponent, race, keep, threshold): as Net.two_ply."},
+    {"roll_average", (PyCFunction)(void (*)(void))eval_roll_average, METH_FASTCALL,
+     "roll_average(mover, opponent, race): as Net.roll_average."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MlpType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bgbot.players._contact.Mlp",
+    .tp_basicsize = sizeof(MlpObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Mlp(weights, hidden): the contact network (network.py): N_INPUTS inputs, ReLU "
+              "hidden layers of the given widths, six outcome logits.",
+    .tp_methods = Mlp_methods,
+    .tp_init = (initproc)Mlp_init,
+    .tp_dealloc = (destructor)Mlp_dealloc,
+    .tp_new = PyType_GenericNew,
+};
+
 /* ---------------------------------------------------------------------------------- module */
+
+/* inputs(mover, opponent) -> the network's inputs (network.inputs) as a list of floats. */
+static PyObject *contact_inputs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    Side me, other;
+    float x[N_INPUTS];
+    (void)module;
+    if (parse_position(args, nargs, "inputs", mover, opponent) < 0)
+        return NULL;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    encode_inputs(mover, opponent, &me, &other, x);
+    PyObject *list = PyList_New(N_INPUTS);
+    for (int i = 0; list != NULL && i < N_INPUTS; i++)
+        PyList_SET_ITEM(list, i, PyFloat_FromDouble((double)x[i]));
+    return list;
+}
 
 static PyMethodDef module_methods[] = {
     {"features", (PyCFunction)(void (*)(void))contact_features, METH_FASTCALL,
      "features(mover, opponent) -> features.feature_vector(mover, opponent) (FEATURE_NAMES "
      "order); mover is on roll."},
-    {"legal_plays", (PyCFunction)(void (*)(void))contact_legal_plays, METH_FASTCALL,
-     "legal_plays(mover, opponent, d1, d2) -> [(steps, mover after, opponent after), ...]: "
-     "the distinct boards after the legal plays of the roll, in Position.play_results order, "
-     "each with the play play_results pairs with it, as a tuple of (from_point, to_point, hit) "
-     "steps in the mover's numbering (25 = bar, 0 = off)."},
+    {"inputs", (PyCFunction)(void (*)(void))contact_inputs, METH_FASTCALL,
+     "inputs(mover, opponent) -> network.inputs(mover, opponent): the network's inputs."},
+    {"encode", (PyCFunction)(void (*)(void))contact_encode, METH_FASTCALL,
+     "encode(boards) -> (inputs, allowed) of 50-byte boards: float32 network inputs and the "
+     "six-outcome masks, as bytes."},
+    {"selfplay", (PyCFunction)(void (*)(void))contact_selfplay, METH_VARARGS | METH_KEYWORDS,
+     "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000) -> (boards, values, "
+     "ends): the contact positions of greedy 0-ply self-play games (see the C source)."},
+    {"roll_averages", (PyCFunction)(void (*)(void))contact_roll_averages, METH_FASTCALL,
+     "roll_averages(evaluator, race, boards) -> 5 doubles per board: its roll_average."},
+    {"duel_pubeval", (PyCFunction)(void (*)(void))contact_duel_pubeval, METH_FASTCALL,
+     "duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> the "
+     "evaluator's points per game in mirrored cubeless pairs against pubeval."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef contact_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "bgbot.players._contact",
-    .m_doc = "The heuristic evaluator's contact features and five-head net in C (optional; "
-             "bgbot/players/features.py is the definition).",
+    .m_doc = "The heuristic evaluator in C: contact features, the linear heads, the network, "
+             "look-ahead and self-play (optional; features.py and network.py are the "
+             "definitions).",
     .m_size = -1,
     .m_methods = module_methods,
 };
@@ -1409,7 +1877,7 @@ static struct PyModuleDef contact_module = {
 PyMODINIT_FUNC PyInit__contact(void)
 {
     build_tables();
-    if (PyType_Ready(&NetType) < 0)
+    if (PyType_Ready(&NetType) < 0 || PyType_Ready(&MlpType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&contact_module);
     if (module == NULL)
@@ -1420,8 +1888,16 @@ PyMODINIT_FUNC PyInit__contact(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&MlpType);
+    if (PyModule_AddObject(module, "Mlp", (PyObject *)&MlpType) < 0) {
+        Py_DECREF(&MlpType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(module, "N_FEATURES", N_FEATURES) < 0 ||
-        PyModule_AddIntConstant(module, "N_HEADS", N_HEADS) < 0) {
+        PyModule_AddIntConstant(module, "N_HEADS", N_HEADS) < 0 ||
+        PyModule_AddIntConstant(module, "N_INPUTS", N_INPUTS) < 0 ||
+        PyModule_AddIntConstant(module, "N_OUTCOMES", N_OUTCOMES) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -5,26 +5,64 @@ from typing import Callable, Sequence, final
 _Side = tuple[int, ...]
 _Five = tuple[float, float, float, float, float]
 _Race = Callable[[_Side, _Side], Sequence[float]]
+_Steps = tuple[tuple[int, int, bool], ...]
 
 N_FEATURES: int
 """Length of the feature vector (len(features.FEATURE_NAMES))."""
 N_HEADS: int
 """Number of heads (len(evaluator.HEADS))."""
+N_INPUTS: int
+"""Number of network inputs (network.N_INPUTS)."""
+N_OUTCOMES: int
+"""Number of network outputs (len(network.OUTCOMES))."""
 
 def features(mover: Sequence[int], opponent: Sequence[int], /) -> list[float]:
     """`features.feature_vector(mover, opponent)`: ``mover`` is on roll."""
 
-def legal_plays(
-    mover: Sequence[int], opponent: Sequence[int], d1: int, d2: int, /
-) -> list[tuple[tuple[tuple[int, int, bool], ...], _Side, _Side]]:
-    """(steps, mover after, opponent after) of each distinct result of the legal plays of
-    (d1, d2), mover's numbering, in `Position.play_results` order (empty: the roll cannot be
-    played); the steps ``(from_point, to_point, hit)`` (25 = bar, 0 = off) are those of the
-    `Play` that `Position.play_results` pairs with the board."""
+def inputs(mover: Sequence[int], opponent: Sequence[int], /) -> list[float]:
+    """`network.inputs(mover, opponent)`: ``mover`` is on roll."""
+
+def encode(boards: bytes, /) -> tuple[bytes, bytes]:
+    """(float32 network inputs, 6-byte outcome masks) of 50-byte boards."""
+
+def selfplay(evaluator: Net | Mlp, race: _Race, seed: int, games: int, noise: float = 0.0,
+             max_plies: int = 10000) -> tuple[bytes, bytes, bytes]:
+    """(boards, values, ends) of greedy 0-ply self-play games (see the C source)."""
+
+def roll_averages(evaluator: Net | Mlp, race: _Race, boards: bytes, /) -> bytes:
+    """5 doubles per 50-byte board: its roll_average."""
+
+def duel_pubeval(evaluator: Net | Mlp, race: _Race, contact_weights: Sequence[float],
+                 race_weights: Sequence[float], seed: int, pairs: int, /) -> list[int]:
+    """The evaluator's points per game in mirrored cubeless pairs against pubeval."""
+
+class _Evaluator:
+    def contact(self, mover: Sequence[int], opponent: Sequence[int], /) -> _Five | None:
+        """The chances of the player on roll, or None when the position is not for the
+        contact evaluation (no contact, or a side is all off)."""
+
+    def plays(self, mover: Sequence[int], opponent: Sequence[int], d1: int, d2: int,
+              race: _Race, /) -> list[tuple[_Steps, _Side, _Side, _Five]]:
+        """Every candidate of the roll with the mover's 0-ply chances after it."""
+
+    def one_ply(self, mover: Sequence[int], opponent: Sequence[int], race: _Race, /) -> _Five:
+        """`HeuristicPlayer._one_ply_probs` (every reply evaluated) of the board after
+        ``mover``'s move, ``opponent`` to roll: ``mover``'s chances. ``race(m, o)``: the
+        chances of ``m`` on roll in a race that is not over."""
+
+    def two_ply(self, mover: Sequence[int], opponent: Sequence[int], race: _Race, keep: int,
+                threshold: float, /) -> _Five:
+        """`HeuristicPlayer._two_ply_python` of the board after ``mover``'s move."""
+
+    def roll_average(
+        self, mover: Sequence[int], opponent: Sequence[int], race: _Race, /
+    ) -> _Five:
+        """`heuristic.roll_average` (every play evaluated): ``mover``'s chances, on roll,
+        averaged over his 21 rolls; ``race`` as for `one_ply`."""
 
 @final
-class Net:
-    """The five contact heads (evaluator.HEADS order), each N_FEATURES weights."""
+class Net(_Evaluator):
+    """The five linear contact heads (evaluator.HEADS order), each N_FEATURES weights."""
 
     def __init__(self, weights: Sequence[Sequence[float]]) -> None: ...
     def logits(
@@ -32,19 +70,10 @@ class Net:
     ) -> tuple[float, float, float, float, float]:
         """The five heads' logits (weights · features)."""
 
-    def contact(
-        self, mover: Sequence[int], opponent: Sequence[int], /
-    ) -> tuple[float, float, float, float, float] | None:
-        """The constrained probabilities of `HeuristicEvaluator.evaluate_sides`, or None
-        when the position is not for the contact net (no contact, or a side is all off)."""
+@final
+class Mlp(_Evaluator):
+    """The contact network of network.py: float32 parameters, hidden layer widths."""
 
-    def one_ply(self, mover: Sequence[int], opponent: Sequence[int], race: _Race, /) -> _Five:
-        """`HeuristicPlayer._one_ply_probs` (every reply evaluated) of the board after
-        ``mover``'s move, ``opponent`` to roll: ``mover``'s chances. ``race(m, o)``: the
-        chances of ``m`` on roll in a race that is not over."""
-
-    def roll_average(
-        self, mover: Sequence[int], opponent: Sequence[int], race: _Race, /
-    ) -> _Five:
-        """`heuristic.roll_average` (every play evaluated): ``mover``'s chances, on roll,
-        averaged over his 21 rolls; ``race`` as for `one_ply`."""
+    def __init__(self, weights: bytes, hidden: Sequence[int]) -> None: ...
+    def outcomes(self, mover: Sequence[int], opponent: Sequence[int], /) -> tuple[float, ...]:
+        """The six outcome probabilities of the player on roll."""

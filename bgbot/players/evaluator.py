@@ -8,9 +8,12 @@ Phases (heuristic-player.md §2.8):
   (§5.3, the Kleinman/EPC model, with its spread refitted on self-play outcomes: the textbook
   1.5 was under-confident, 0.25 predicted where 0.13 happened) and the same model on "rolls to get a first chequer off"
   against "rolls to finish" for gammons and backgammons;
-* **contact**: five logistic heads, linear in the features of `features.py`, with weights from
-  ``heuristic_weights.json`` (tuned by ``tools/train_heuristic.py``) or, failing that, the
-  hand-set weights below.
+* **contact**: the evaluation network of `network.py` over the features of `features.py` and a
+  plain board encoding (``eval="net"``, the default when its weights are installed: trained by
+  ``tools/train_network.py``), or today's five logistic heads, linear in the features
+  (``eval="linear"``, weights from ``heuristic_weights.py``, tuned by
+  ``tools/train_heuristic.py``, or failing that the hand-set weights below), kept for
+  regression duels against the network.
 
 Hard constraints (§2.7) are applied to every output: a side that has borne off a chequer cannot
 be gammoned; a side with no chequer on the bar or in the other's home board cannot be
@@ -19,22 +22,34 @@ backgammoned; backgammons <= gammons <= wins.
 The contact phase also exists in C (the optional extension ``bgbot.players._contact``, built by
 ``pip install``): when it is built, the evaluator uses it unless ``BGBOT_PURE_PYTHON`` is set (to
 anything but "0") or the constructor says ``compiled=False``. The Python code here is the
-reference (the C features equal ``features.feature_vector``) and the fallback.
+reference (the C features equal ``features.feature_vector``, the C network inputs
+``network.inputs``) and the fallback; the network's fallback evaluates it with numpy.
+An extension built from other definitions (a stale build) is refused with a warning, and the
+test suite fails on it (`extension_status`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import warnings
 from functools import cache
 from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
+from ..core.compiled import PURE_PYTHON_ENV, pure_python_forced
 from ..core.position import Position, RawStep, check_dice
 from .base import Probabilities
+from .network import (
+    N_INPUTS,
+    PythonNetwork,
+    WeightsFile,
+    chances,
+    inputs,
+    outcome_mask,
+    shipped_weights,
+)
 from .features import (
     CROSS_FEATURES,
     FACT_BITS,
@@ -53,12 +68,16 @@ from .features import (
 )
 
 if TYPE_CHECKING:
-    from ._contact import Net
+    import numpy as np
 
-CompiledPlay = tuple[tuple[RawStep, ...], tuple[int, ...], tuple[int, ...]]
-"""One legal play from the C move generator (`HeuristicEvaluator.legal_plays`): its steps
-(``(from, to, hit)``, mover's numbering, as a `Play` holds them), then the mover's and the
-opponent's counts after it."""
+    from ._contact import Mlp, Net
+
+ScoredPlay = tuple[tuple[RawStep, ...], tuple[int, ...], tuple[int, ...], Probabilities]
+"""One candidate of a roll (`HeuristicEvaluator.plays`): its steps (``(from, to, hit)``,
+mover's numbering, as a `Play` holds them), the mover's and the opponent's counts after it,
+and the mover's 0-ply chances there (the opponent on roll)."""
+EVALUATIONS = ("net", "linear")
+"""The contact evaluations: the network (`network.py`) and the linear heads."""
 
 HEADS: tuple[str, ...] = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 WEIGHTS_MODULE = Path(__file__).with_name("heuristic_weights.py")
@@ -313,11 +332,9 @@ def _terminal(position: Position) -> Probabilities | None:
     return Probabilities(0.0, 0.0, 0.0, float(kind >= 2), float(kind >= 3))
 
 
-PURE_PYTHON_ENV = "BGBOT_PURE_PYTHON"
-"""Set to a non-empty value other than "0", this makes evaluators skip the C extension."""
-
-# Positions on which the extension's features must equal `feature_vector` before it is trusted
-# (a stale build from an older features.py is caught here): (mover, opponent), mover on roll.
+# Positions on which the extension must give what features.py and network.py give before it
+# is trusted (a stale build from older definitions is caught here): (mover, opponent), mover on
+# roll.
 _PROBES: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
     ((0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0),) * 2,
     ((0, 2, 2, 3, 2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1),
@@ -327,55 +344,62 @@ _PROBES: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
 )
 
 
-def pure_python_forced() -> bool:
-    """Whether ``BGBOT_PURE_PYTHON`` asks for the pure-Python evaluator."""
-    return os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0")
-
-
 @cache
-def _extension_agrees() -> bool:
-    """Whether the C extension is built and its features equal `feature_vector` on `_PROBES`
-    (checked once per process; warns when they differ)."""
+def extension_status() -> str:
+    """What the C extension ``bgbot.players._contact`` is: "ok", "missing" (not built: the
+    pure-Python code runs) or "stale: ..." (built from other definitions than features.py and
+    network.py: refused, and the test suite fails on it). Checked once per process."""
     try:
-        from ._contact import features
+        from . import _contact
     except ImportError:
-        return False
+        return "missing"
+    module: Any = _contact
+    if getattr(module, "N_INPUTS", None) != N_INPUTS or not hasattr(module, "Mlp"):
+        return (f"stale: it has {getattr(module, 'N_INPUTS', 'no')} network inputs, "
+                f"network.py {N_INPUTS}")
     for mover, opponent in _PROBES:
-        ours, reference = features(mover, opponent), feature_vector(mover, opponent)
+        ours, reference = module.features(mover, opponent), feature_vector(mover, opponent)
         if len(ours) != len(reference) or any(
                 abs(a - b) > 1e-9 for a, b in zip(ours, reference)):
-            warnings.warn("bgbot.players._contact disagrees with features.py (a stale build?): "
-                          "using the pure-Python evaluator; rebuild with `pip install -e .`",
-                          RuntimeWarning, stacklevel=4)
-            return False
-    return True
+            return "stale: its features differ from features.py"
+        if any(abs(a - b) > 1e-6 for a, b in zip(module.inputs(mover, opponent),
+                                                 inputs(mover, opponent))):
+            return "stale: its network inputs differ from network.py"
+    return "ok"
 
 
-_LegalPlays = Callable[[tuple[int, ...], tuple[int, ...], int, int], list[CompiledPlay]]
+def _extension_agrees() -> bool:
+    """Whether the C extension is built and current (warns once when it is stale)."""
+    status = extension_status()
+    if status.startswith("stale"):
+        _warn_stale(status)
+    return status == "ok"
 
 
 @cache
-def _compiled_legal_plays() -> _LegalPlays | None:
-    """The extension's ``legal_plays``, or None (with a warning, once per process) when the
-    build predates it: players then generate their candidates in Python."""
-    from . import _contact
-
-    found: _LegalPlays | None = getattr(_contact, "legal_plays", None)
-    if found is None:
-        warnings.warn("bgbot.players._contact has no legal_plays (an older build?): players use "
-                      "the Python move generator; rebuild with `pip install -e .`",
-                      RuntimeWarning, stacklevel=3)
-    return found
+def _warn_stale(status: str) -> None:
+    warnings.warn(f"bgbot.players._contact is {status} (a stale build?): using the pure-Python "
+                  "evaluator; rebuild with `pip install -e .`", RuntimeWarning, stacklevel=5)
 
 
 def compiled_net(weights: dict[str, list[float]]) -> Net | None:
-    """The C contact net (``bgbot.players._contact.Net``) for ``weights`` (a dict of HEADS,
+    """The C linear heads (``bgbot.players._contact.Net``) for ``weights`` (a dict of HEADS,
     FEATURE_NAMES order), or None when the extension is not built or is stale."""
     if not _extension_agrees():
         return None
     from ._contact import Net
 
     return Net([weights[head] for head in HEADS])
+
+
+def compiled_network(network: WeightsFile) -> Mlp | None:
+    """The C network (``bgbot.players._contact.Mlp``) for ``network``, or None when the
+    extension is not built or is stale."""
+    if not _extension_agrees():
+        return None
+    from ._contact import Mlp
+
+    return Mlp(network.parameters, network.hidden)
 
 
 _Partial = tuple[float, float, float, float, float]
@@ -395,10 +419,15 @@ _SHIFT0, _SHIFT1, _SHIFT2, _SHIFT3, _SHIFT4 = (FACT_BITS + _FIELD_BITS * h for h
 class HeuristicEvaluator:
     """``evaluate(position)``: gnubg-style cubeless chances for the player on roll.
 
+    ``eval``: the contact evaluation, "net" (the network of `network.py`: ``network`` or the
+    shipped weights) or "linear" (the five logistic heads: ``weights`` or the tuned module);
+    None (default) is "linear" when linear ``weights`` are given, else "net" when network
+    weights are installed, else "linear".
+
     Keeps per-side caches (the side that did not move is the same for every candidate of a
     move); they are bounded and cleared when full.
 
-    ``compiled``: True requires the C contact net (RuntimeError when it is not built), False
+    ``compiled``: True requires the C extension (RuntimeError when it is not built), False
     forces the pure-Python code, None (default) uses C when built unless `pure_python_forced`.
     ``self.compiled`` says which is in use.
     """
@@ -407,7 +436,20 @@ class HeuristicEvaluator:
 
     def __init__(self, weights: dict[str, list[float]] | None = None,
                  use_bearoff: bool = True, race_spread: float | None = None,
-                 compiled: bool | None = None) -> None:
+                 compiled: bool | None = None, *, eval: str | None = None,
+                 network: WeightsFile | None = None) -> None:
+        if eval is None:
+            eval = "linear" if weights is not None and network is None else (
+                "net" if network is not None or shipped_weights() is not None else "linear")
+        if eval not in EVALUATIONS:
+            raise ValueError(f"eval must be one of {', '.join(EVALUATIONS)}, got {eval!r}")
+        if eval == "net" and network is None:
+            network = shipped_weights()
+            if network is None:
+                raise ValueError("eval='net' needs network weights, and none are installed: "
+                                 "train them with tools/train_network.py, or use eval='linear'")
+        self.eval = eval
+        self.network = network if eval == "net" else None
         self.weights = weights if weights is not None else load_weights()
         if race_spread is None:
             given = self.weights.get(RACE_SPREAD_KEY)
@@ -436,15 +478,18 @@ class HeuristicEvaluator:
         self._epc_cache: dict[tuple[int, ...], float] = {}
         self._race_cache: dict[tuple[int, ...], RaceSide] = {}
         assert len(self.weights["win"]) == len(FEATURE_NAMES)
-        self._net: Net | None = None
+        self._net: Net | Mlp | None = None
+        """The C evaluator in use (linear heads or network), or None (pure Python)."""
         if compiled or (compiled is None and not pure_python_forced()):
-            self._net = compiled_net(self.weights)
+            self._net = (compiled_network(self.network) if self.network is not None
+                         else compiled_net(self.weights))
             if self._net is None and compiled:
-                raise RuntimeError("the C contact net bgbot.players._contact is not usable (not "
-                                   "built, or built from an older features.py): build it with "
-                                   "`pip install -e .` (needs a C compiler)")
+                raise RuntimeError("the C extension bgbot.players._contact is not usable "
+                                   f"({extension_status()}): build it with `pip install -e .` "
+                                   "(needs a C compiler)")
         self.compiled: bool = self._net is not None
-        self._legal_plays = _compiled_legal_plays() if self.compiled else None
+        self._python_network = (PythonNetwork(self.network)
+                                if self.network is not None and not self.compiled else None)
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
         """Per location and count: the packed facts plus each head's weighted per-point
@@ -497,9 +542,10 @@ class HeuristicEvaluator:
     # ----------------------------------------------------------------- evaluation
 
     def contact_logits(self, position: Position) -> list[float]:
-        """The five heads' logits (before the sigmoid) for a contact position."""
-        if self._net is not None:
-            return list(self._net.logits(position.mover, position.opponent))
+        """The five linear heads' logits (before the sigmoid) for a contact position."""
+        if self._net is not None and self.eval == "linear":
+            logits: Callable[..., Sequence[float]] = getattr(self._net, "logits")  # a Net
+            return list(logits(position.mover, position.opponent))
         me_info, me_part = self._side(position.mover, 0)
         other_info, other_part = self._side(position.opponent, 1)
         return self._logits(me_info, me_part, other_info, other_part)
@@ -545,6 +591,8 @@ class HeuristicEvaluator:
                 assert terminal is not None
                 return terminal
             return self.evaluate_race(position)
+        if self._python_network is not None:
+            return self._python_network.chances_for(mover, opponent)
         cross = cross_features(me_info, other_info)
         cw = self._cross_w
         bias = self._bias
@@ -562,21 +610,58 @@ class HeuristicEvaluator:
                 lose_bg = min(1.0 / (1.0 + exp(-z[4])), lose_g)
         return Probabilities(win, win_g, win_bg, lose_g, lose_bg)
 
-    def legal_plays(self, position: Position, dice: Sequence[int]) -> list[CompiledPlay] | None:
-        """``position.play_results(dice)`` from the C move generator, without building Python
-        positions or plays: (steps, mover after, opponent after) per distinct result, in the
-        same order and with the same play's steps. None when the C net is not in use."""
-        generate = self._legal_plays
-        if generate is None:
-            return None
+    def evaluate_many(self, boards: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
+                      ) -> list[Probabilities]:
+        """`evaluate_sides` of many (mover, opponent) boards, mover on roll: the contact ones
+        in one numpy product when the network runs in Python, one C call each otherwise."""
+        network = self._python_network
+        if network is None:
+            evaluate = self.evaluate_sides
+            return [evaluate(mover, opponent) for mover, opponent in boards]
+        out: list[Probabilities | None] = [None] * len(boards)
+        contact: list[int] = []
+        for k, (mover, opponent) in enumerate(boards):
+            me_info, _ = self._side(mover, 0)
+            other_info, _ = self._side(opponent, 1)
+            if (me_info.off == 15 or other_info.off == 15
+                    or me_info.rearmost + other_info.rearmost <= 25):
+                out[k] = self.evaluate_sides(mover, opponent)
+            else:
+                contact.append(k)
+        if contact:
+            import numpy as np
+
+            x = np.asarray([inputs(*boards[k]) for k in contact], dtype=np.float32)
+            allowed = np.asarray([outcome_mask(*boards[k]) for k in contact])
+            for k, row in zip(contact, network.outcomes_batch(x, allowed)):
+                out[k] = chances([float(v) for v in row])
+        return [found for found in out if found is not None]
+
+    def plays(self, position: Position, dice: Sequence[int]) -> list[ScoredPlay]:
+        """Every candidate of ``dice`` with the mover's 0-ply chances after it (the opponent on
+        roll), in `Position.play_results` order: in one C call when compiled (the move
+        generator, the evaluations, no Python positions or plays), else from `play_results`
+        and `evaluate_many`."""
+        net = self._net
+        if net is None:
+            return self._plays_python(position, dice)
         d1, d2 = check_dice(dice)
-        return generate(position.mover, position.opponent, d1, d2)
+        return [(steps, mover, opponent, _new_tuple(Probabilities, probs))
+                for steps, mover, opponent, probs in net.plays(
+                    position.mover, position.opponent, d1, d2, self._race_sides)]
+
+    def _plays_python(self, position: Position, dice: Sequence[int]) -> list[ScoredPlay]:
+        """`plays` from `play_results` and `evaluate_many` (the definition of the C call)."""
+        results = position.play_results(dice)
+        scored = self.evaluate_many([(after.opponent, after.mover) for _, after in results])
+        return [(tuple(play), after.mover, after.opponent, probs.flipped())
+                for (play, after), probs in zip(results, scored)]
 
     def one_ply(self, after: Position) -> Probabilities | None:
         """`HeuristicPlayer._one_ply_probs(after)` with every reply evaluated (``reply_keep``
         0), in C: the chances of ``after.mover``, who has just moved, averaged over the
         opponent's 21 rolls, each answered by the reply that minimises our cubeless equity.
-        None when the C net is not in use (the caller runs the Python loop).
+        None when the C extension is not in use (the caller runs the Python loop).
 
         Races after a reply are evaluated by `evaluate_race` (called back from C). Where two
         replies have exactly equal equity both loops keep the first in `play_results` order (C
@@ -588,10 +673,20 @@ class HeuristicEvaluator:
         return _new_tuple(Probabilities, net.one_ply(after.mover, after.opponent,
                                                      self._race_sides))
 
+    def two_ply(self, after: Position, keep: int, threshold: float) -> Probabilities | None:
+        """`HeuristicPlayer._two_ply_python(after, keep, threshold)` in C: the chances of
+        ``after.mover`` two plies ahead (the opponent's replies filtered at 0-ply, the best
+        ``keep`` within ``threshold`` looked at one ply deeper). None without the extension."""
+        net = self._net
+        if net is None:
+            return None
+        return _new_tuple(Probabilities, net.two_ply(after.mover, after.opponent,
+                                                     self._race_sides, keep, threshold))
+
     def roll_average(self, position: Position) -> Probabilities | None:
         """`heuristic.roll_average(self, position)` (every play evaluated) in C: the chances
         of the player on roll before rolling, averaged over his 21 rolls, each played to his
-        best cubeless equity. None when the C net is not in use."""
+        best cubeless equity. None when the C extension is not in use."""
         net = self._net
         if net is None:
             return None

@@ -2,17 +2,20 @@
 
 * ``plies=0``: play the candidate whose resulting position has the best utility for us, judged
   by `HeuristicEvaluator`: cubeless money equity, or in match play (and for unusual money
-  rules) ``bgbot.players.cube.match_utility`` (match winning chances from the MET). With the
-  evaluator's compiled net, the candidates come from the C move generator
-  (`HeuristicEvaluator.legal_plays`: boards and steps, no Python positions or plays) and every
-  one is evaluated (a compiled evaluation costs less than a pubeval score). With the
-  pure-Python evaluator and more than ``PREFILTER_ABOVE`` candidates, pubeval's cheap score
-  keeps the best ``PREFILTER_KEEP`` first (measured: no loss of strength, twice the speed).
-* ``plies=1``: keep the best 0-ply candidates (at most ``MAX_CANDIDATES`` within ``THRESHOLD``
-  of the best), then for each average over the opponent's 21 rolls the value after the
-  opponent's best 0-ply reply (heuristic-player.md §4). Every reply is evaluated
-  (``reply_keep`` 0, the default); with the evaluator's compiled net the whole look-ahead runs
-  in C (`HeuristicEvaluator.one_ply`, the same result as the Python loop to the last bit).
+  rules) ``bgbot.players.cube.match_utility`` (match winning chances from the MET). The
+  candidates and their 0-ply chances come from `HeuristicEvaluator.plays` (with the C
+  extension: one call for the move generator and every evaluation, no Python positions or
+  plays). With the pure-Python linear evaluator and more than ``PREFILTER_ABOVE``
+  candidates, pubeval's cheap score keeps the best ``PREFILTER_KEEP`` first (measured: no
+  loss of strength, twice the speed).
+* ``plies=1`` and ``plies=2``: gnubg-style move filters (`MOVE_FILTERS`): of the candidates
+  ranked at one depth, at most a few within a threshold of the best are looked at one ply
+  deeper. 1-ply averages over the opponent's 21 rolls the value after the opponent's best
+  0-ply reply (heuristic-player.md §4; every reply evaluated with ``reply_keep`` 0, the
+  default); 2-ply does the same with the opponent's best few replies (`TWO_PLY_REPLIES`) looked
+  at one ply deeper in turn. With the C extension both run in C
+  (`HeuristicEvaluator.one_ply`, `two_ply`: the same results as the Python loops, which are
+  their definition, to the last bit).
 * ``noise``: Gaussian noise of that standard deviation on each candidate's equity, from a
   ``random.Random(seed)``, for weaker and varied play.
 
@@ -31,7 +34,7 @@ from typing import Callable, Sequence
 from ..core.position import Play, Position
 from . import cube, resign
 from .base import Context, CubeOwner, Probabilities, TakeDecision
-from .evaluator import CompiledPlay, HeuristicEvaluator, _terminal
+from .evaluator import HeuristicEvaluator, ScoredPlay, _terminal
 from .features import ROLLS
 from .pubeval import pubeval_score
 
@@ -44,6 +47,18 @@ MAX_CANDIDATES = 5
 """1-ply move filter: how many 0-ply candidates survive at most."""
 THRESHOLD = 0.16
 """1-ply move filter: survivors are within this much equity of the 0-ply best."""
+MOVE_FILTERS: dict[int, tuple[tuple[int, float], ...]] = {
+    0: (),
+    1: ((MAX_CANDIDATES, THRESHOLD),),
+    2: ((8, 0.16), (3, 0.08)),
+}
+"""Per search depth, the filter before each deeper look: (at most N candidates, within T of the
+best at the depth just scored). 2-ply: 8 within 0.16 of the 0-ply best are scored at 1-ply,
+then 3 within 0.08 of the 1-ply best at 2-ply (gnubg's "normal" filter keeps up to 8 within
+0.16 at 0-ply)."""
+TWO_PLY_REPLIES = (1, 0.0)
+"""2-ply reply filter: of the opponent's replies to each roll, ranked at 0-ply, the best N
+within T are looked at one ply deeper (and the best of them at that depth is his answer)."""
 REPLY_KEEP = 0
 """1-ply reply filter: of the opponent's plays for each roll, pubeval's best few are evaluated
 (as the move prefilter does at 0-ply); 0 (the default) evaluates them all, in C when the
@@ -57,8 +72,8 @@ class HeuristicPlayer:
     def __init__(self, plies: int = 0, noise: float = 0.0, seed: int = 0,
                  evaluator: HeuristicEvaluator | None = None, prefilter: bool = True,
                  cube_plies: int = 1, reply_keep: int = REPLY_KEEP) -> None:
-        if plies not in (0, 1):
-            raise ValueError(f"plies must be 0 or 1, got {plies}")
+        if plies not in MOVE_FILTERS:
+            raise ValueError(f"plies must be 0, 1 or 2, got {plies}")
         if cube_plies not in (0, 1):
             raise ValueError(f"cube_plies must be 0 or 1, got {cube_plies}")
         self.cube_plies = cube_plies
@@ -91,7 +106,8 @@ class HeuristicPlayer:
         return cube.match_utility(probs, context)
 
     def _after_values(self, results: list[tuple[Play, Position]], context: Context) -> list[float]:
-        """0-ply utility for us of each candidate's resulting position (mover's view = us)."""
+        """0-ply utility for us of each candidate's resulting position (mover's view = us),
+        scored one by one (the pure-Python linear path)."""
         evaluate = self.evaluator.evaluate_sides
         if self._plain_money(context):
             return [-evaluate(after.opponent, after.mover).equity() for _, after in results]
@@ -146,53 +162,95 @@ class HeuristicPlayer:
                 total[k] += weight * probs[k]
         return Probabilities(*(t / 36.0 for t in total))
 
+    def _two_ply_probs(self, after: Position) -> Probabilities:
+        """Our chances after our move ``after``, two plies ahead (see `_two_ply_python`); in C
+        when the evaluator is compiled."""
+        keep, threshold = TWO_PLY_REPLIES
+        found = self.evaluator.two_ply(after, keep, threshold)
+        if found is not None:
+            return found
+        return self._two_ply_python(after, keep, threshold)
+
+    def _two_ply_python(self, after: Position, keep: int, threshold: float) -> Probabilities:
+        """`_two_ply_probs` in Python (the definition of the C kernel): over the opponent's 21
+        rolls, his replies ranked by his 0-ply cubeless equity (ties in `play_results` order),
+        the best ``keep`` within ``threshold`` of the best looked at one ply deeper
+        (`_one_ply_python` from his side), and the one best for him there taken; where he
+        cannot move, our own roll is looked at (`roll_average`)."""
+        terminal = _terminal(after)
+        if terminal is not None:
+            return terminal
+        theirs = after.swapped()
+        evaluate_sides = self.evaluator.evaluate_sides
+        total = [0.0] * 5
+        for a, b, weight in ROLLS:
+            results = theirs.play_results((a, b))
+            if not results:
+                best = _roll_average_python(self.evaluator, after, 0, None)
+            else:
+                ranked = []
+                for k, (_, reply) in enumerate(results):
+                    done = _terminal(reply)  # from their side
+                    ours = done.flipped() if done is not None else evaluate_sides(
+                        reply.opponent, reply.mover)
+                    ranked.append((-ours.equity() - 1e-12 * k, k, reply))
+                ranked.sort(key=lambda r: r[0], reverse=True)
+                top = ranked[0][0]
+                best_eq = -1e9
+                best = Probabilities(0.0, 0.0, 0.0, 0.0, 0.0)
+                for eq0, _, reply in ranked[:keep]:
+                    if eq0 < top - threshold:
+                        break
+                    deeper = self._one_ply_python(reply)  # their chances
+                    if deeper.equity() > best_eq:
+                        best_eq, best = deeper.equity(), deeper.flipped()
+            for k in range(5):
+                total[k] += weight * best[k]
+        return Probabilities(*(t / 36.0 for t in total))
+
     def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
-        plays = self.evaluator.legal_plays(position, dice)
-        if plays is not None:
-            return self._choose_compiled(plays, context)
+        if not self.evaluator.compiled and self.prefilter and self.evaluator.network is None:
+            return self._choose_prefiltered(position, dice, context)
+        return self._choose_scored(self.evaluator.plays(position, dice), context)
+
+    def _choose_prefiltered(self, position: Position, dice: Sequence[int],
+                            context: Context) -> Play:
+        """`choose_play` of the pure-Python linear evaluator: pubeval keeps the best
+        ``PREFILTER_KEEP`` of many candidates, the rest are scored one by one."""
         results = position.play_results(dice)
         if not results:
             return Play()
         if len(results) == 1:
             return results[0][0]
-        if self.prefilter and len(results) > PREFILTER_ABOVE:
+        if len(results) > PREFILTER_ABOVE:
             race = position.is_race()
             ranked = sorted(results, key=lambda r: pubeval_score(r[1], race), reverse=True)
             results = ranked[:PREFILTER_KEEP]
         values = self._after_values(results, context)
         return results[self._pick(values, lambda i: results[i][1], context)][0]
 
-    def _choose_compiled(self, plays: list[CompiledPlay], context: Context) -> Play:
-        """`choose_play` on the C move generator's plays (the evaluator's compiled path).
-
-        Every candidate is evaluated: no pubeval prefilter, since a compiled evaluation costs
-        less than a pubeval score. Positions are built only for 1-ply survivors, and a `Play`
-        only for the choice. The same candidates in the same order as `play_results`, so the
-        same choice as the Python path with ``prefilter=False`` (up to the pure-Python
-        evaluator's 1e-7 rounding). Other than plain money, the 0-ply values come from
+    def _choose_scored(self, plays: list[ScoredPlay], context: Context) -> Play:
+        """`choose_play` from `HeuristicEvaluator.plays`: every candidate with our 0-ply
+        chances after it (no pubeval prefilter: a compiled evaluation costs less than a
+        pubeval score). Positions are built only for the survivors of a look-ahead's filter,
+        and a `Play` only for the choice. Other than plain money, the 0-ply values come from
         `_affine_utility` (equal to `_utility` up to float rounding, about 1e-16).
         """
         if not plays:
             return Play()
         if len(plays) == 1:
             return Play._trusted(plays[0][0])
-        evaluate = self.evaluator.evaluate_sides
         plain = self._plain_money(context)
         coefficients = None if plain else self._affine_utility(context)
         if coefficients is not None:
             c0, c1, c2, c3, c4, c5 = coefficients
-            values = []
-            for _, mover, opponent in plays:
-                # the opponent's chances on roll; ours are their flip
-                win, win_g, win_bg, lose_g, lose_bg = evaluate(opponent, mover)
-                values.append(c0 + c1 * (1.0 - win) + c2 * lose_g + c3 * lose_bg + c4 * win_g
-                              + c5 * win_bg)
+            values = [c0 + c1 * win + c2 * win_g + c3 * win_bg + c4 * lose_g + c5 * lose_bg
+                      for _, _, _, (win, win_g, win_bg, lose_g, lose_bg) in plays]
         elif plain:
-            values = [-evaluate(opponent, mover).equity() for _, mover, opponent in plays]
+            values = [probs.equity() for _, _, _, probs in plays]
         else:
             utility = self._utility
-            values = [utility(evaluate(opponent, mover).flipped(), context)
-                      for _, mover, opponent in plays]
+            values = [utility(probs, context) for _, _, _, probs in plays]
         best = self._pick(values, lambda i: Position._trusted(plays[i][2], plays[i][1]),
                           context)
         return Play._trusted(plays[best][0])
@@ -233,20 +291,19 @@ class HeuristicPlayer:
     def _pick(self, values: list[float], after: Callable[[int], Position],
               context: Context) -> int:
         """Index of the candidate to play, from each candidate's 0-ply utility ``values``
-        (``after(i)``: candidate i's resulting position, asked for 1-ply survivors only): the
-        1-ply filter and look-ahead when ``plies`` is 1, then noise; the last of equal bests."""
+        (``after(i)``: candidate i's resulting position, asked for look-ahead survivors only):
+        the move filters and look-ahead of ``plies`` (`MOVE_FILTERS`), then noise; the last of
+        equal bests."""
         scored = [(value, i) for i, value in enumerate(values)]
-        if self.plies == 1:
+        for depth, (limit, threshold) in enumerate(MOVE_FILTERS[self.plies], start=1):
             scored.sort(reverse=True)
-            best0 = scored[0][0]
-            survivors = [s for s in scored[:MAX_CANDIDATES] if s[0] >= best0 - THRESHOLD]
-            if len(survivors) > 1:
-                scored = [
-                    (self._utility(self._one_ply_probs(after(i)), context), i)
-                    for _, i in survivors
-                ]
-            else:
+            best = scored[0][0]
+            survivors = [s for s in scored[:limit] if s[0] >= best - threshold]
+            if len(survivors) == 1:
                 scored = survivors
+                break
+            deeper = self._one_ply_probs if depth == 1 else self._two_ply_probs
+            scored = [(self._utility(deeper(after(i)), context), i) for _, i in survivors]
         if self.noise:
             gauss = self._rng.gauss
             scored = [(value + gauss(0.0, self.noise), i) for value, i in scored]

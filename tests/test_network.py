@@ -1,0 +1,401 @@
+"""The evaluation network (bgbot/players/network.py): its inputs, outputs, weights files, and
+the C evaluation (``bgbot.players._contact.Mlp``) against the numpy fallback.
+
+The C network must give the fallback's chances (float32 rounding: within 1e-5), the C inputs
+the Python definition's, every output must obey the hard constraints of heuristic-player.md
+§2.7, and a weights file that is corrupted, edited or made for other inputs is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import random
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from bgbot.core.position import Position
+from bgbot.players import network
+from bgbot.players.base import Context, Probabilities
+from bgbot.players.evaluator import HeuristicEvaluator
+from bgbot.players.heuristic import HeuristicPlayer, TWO_PLY_REPLIES
+from bgbot.players.network import (
+    INPUT_NAMES,
+    N_INPUTS,
+    OUTCOMES,
+    PythonNetwork,
+    WeightsError,
+    WeightsFile,
+    chances,
+    inputs,
+    outcome_mask,
+    parameter_count,
+)
+from tools.gameloop import play_game
+
+from .conftest import board
+from .strategies import legal_positions
+
+contact: Any
+try:
+    from bgbot.players import _contact as contact
+except ImportError:
+    contact = None
+needs_extension = pytest.mark.skipif(contact is None, reason="bgbot.players._contact not built")
+
+
+def random_network(hidden: tuple[int, ...], seed: int = 7) -> WeightsFile:
+    """A network with random weights, large enough that its outputs vary across positions."""
+    rng = np.random.default_rng(seed)
+    widths = (N_INPUTS, *hidden, len(OUTCOMES))
+    layers = [((rng.standard_normal((a, b)) * (1.5 / np.sqrt(a))).astype(np.float32),
+               (rng.standard_normal(b) * 0.1).astype(np.float32))
+              for a, b in zip(widths, widths[1:])]
+    return WeightsFile.from_arrays(layers, provenance={"test": True})
+
+
+ONE = random_network((24,))
+TWO = random_network((16, 8), seed=11)
+
+
+def _self_play_positions() -> list[Position]:
+    player = HeuristicPlayer(evaluator=HeuristicEvaluator(eval="linear", use_bearoff=False))
+    record: list[tuple[Position, int]] = []
+    for seed in range(3):
+        play_game([player, player], 104_729 * seed + 5, seed % 2, record=record)
+    return [position for position, _ in record]
+
+
+SELF_PLAY = _self_play_positions()
+
+
+# ---------------------------------------------------------------------------- definitions
+
+
+def test_inputs_are_the_features_then_the_board() -> None:
+    position = Position.initial()
+    x = inputs(position.mover, position.opponent)
+    assert len(x) == len(INPUT_NAMES) == N_INPUTS
+    assert INPUT_NAMES[0] == "me.made_1" and "bias" not in INPUT_NAMES
+    raw = x[N_INPUTS - 2 * len(network.RAW_NAMES):]
+    # our 6-point: five chequers -> 1, 1, 1, (5 - 3) / 2
+    six = 4 * 5
+    assert raw[six:six + 4] == [1.0, 1.0, 1.0, 1.0]
+    assert raw[4 * 23: 4 * 24] == [1.0, 1.0, 0.0, 0.0]  # two on our 24-point
+    assert raw[96:98] == [0.0, 0.0]  # bar, off
+
+
+def test_outcome_mask_follows_the_hard_constraints() -> None:
+    # the mover has one chequer off (cannot be gammoned) and one chequer back
+    mover = [0] * 25
+    mover[0], mover[1], mover[2], mover[20] = 5, 5, 3, 1
+    opponent = [0] * 25
+    opponent[5], opponent[7], opponent[12] = 5, 5, 5  # nothing in our home or on the bar
+    assert outcome_mask(mover, opponent) == (True, True, False, True, False, False)
+    start = Position.initial()
+    assert outcome_mask(start.mover, start.opponent) == (True,) * 6
+
+
+def test_chances_sum_the_outcomes() -> None:
+    probs = chances([0.3, 0.1, 0.05, 0.4, 0.1, 0.05])
+    assert probs == pytest.approx(Probabilities(0.45, 0.15, 0.05, 0.15, 0.05))
+
+
+# ---------------------------------------------------------------------------- weights file
+
+
+def test_a_weights_file_round_trips(tmp_path: Path) -> None:
+    digest = ONE.write(tmp_path / "one.bgw")
+    assert hashlib.sha256((tmp_path / "one.bgw").read_bytes()).hexdigest() == digest
+    back = WeightsFile.read(tmp_path / "one.bgw", expected_sha256=digest)
+    assert back == ONE and back.hidden == (24,) and back.provenance == {"test": True}
+    assert len(ONE.parameters) == 4 * parameter_count((24,))
+    for (w, b), (w2, b2) in zip(back.arrays(), ONE.arrays()):
+        assert np.array_equal(w, w2) and np.array_equal(b, b2)
+
+
+def test_a_corrupted_or_edited_file_is_refused(tmp_path: Path) -> None:
+    data = bytearray(ONE.to_bytes())
+    data[200] ^= 1
+    with pytest.raises(WeightsError, match="checksum"):
+        WeightsFile.from_bytes(bytes(data))
+    with pytest.raises(WeightsError, match="not a bgbot network"):
+        WeightsFile.from_bytes(b"PK\x03\x04 a zip file")
+    with pytest.raises(WeightsError, match="not a bgbot network"):
+        WeightsFile.from_bytes(ONE.to_bytes()[:20])
+    path = tmp_path / "one.bgw"
+    ONE.write(path)
+    with pytest.raises(WeightsError, match="reinstall"):
+        WeightsFile.read(path, expected_sha256="0" * 64)
+
+
+def _with_header(change: dict[str, Any]) -> bytes:
+    """ONE's file with header fields changed (and a valid checksum: a file made that way)."""
+    data = ONE.to_bytes()
+    (length,) = struct.unpack_from("<I", data, len(network.MAGIC))
+    start = len(network.MAGIC) + 4
+    header = json.loads(data[start:start + length])
+    header.update(change)
+    text = json.dumps(header).encode()
+    body = network.MAGIC + struct.pack("<I", len(text)) + text + data[start + length:-32]
+    return body + hashlib.sha256(body).digest()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"input_layout": "0123456789abcdef"}, "other network inputs"),
+    ({"inputs": N_INPUTS + 1}, "other network inputs"),
+    ({"format": 2}, "format 2"),
+    ({"hidden": [25]}, "do not fit"),
+    ({"hidden": []}, "unsupported"),
+    ({"activation": "tanh"}, "unsupported"),
+])
+def test_a_file_for_other_code_is_refused(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(WeightsError, match=message):
+        WeightsFile.from_bytes(_with_header(change))
+
+
+def test_the_shipped_weights_match_their_recorded_checksum() -> None:
+    if not network.SHIPPED_SHA256:
+        pytest.skip("no network is shipped yet (tools/train_network.py --ship)")
+    weights = network.shipped_weights()
+    assert weights is not None
+    assert hashlib.sha256(network.SHIPPED_FILE.read_bytes()).hexdigest() == network.SHIPPED_SHA256
+    assert weights.provenance.get("tool") == "tools/train_network.py"
+    assert network.SHIPPED_FILE.stat().st_size < 4_000_000
+
+
+def test_a_tampered_shipped_file_is_refused(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a file with a valid checksum of its own is refused when it is not the one this
+    code was released with."""
+    path = tmp_path / "contact.bgw"
+    ONE.write(path)
+    monkeypatch.setattr(network, "SHIPPED_FILE", path)
+    monkeypatch.setattr(network, "SHIPPED_SHA256", "ab" * 32)
+    network.shipped_weights.cache_clear()
+    try:
+        with pytest.raises(WeightsError, match="not the weights this bgbot was built with"):
+            network.shipped_weights()
+    finally:
+        monkeypatch.undo()
+        network.shipped_weights.cache_clear()
+
+
+# ------------------------------------------------------------------------ C against numpy
+
+
+def _assert_close(position: Position, weights: WeightsFile, mlp: Any) -> None:
+    python = PythonNetwork(weights).outcomes(position.mover, position.opponent)
+    ours = mlp.outcomes(position.mover, position.opponent)
+    assert max(abs(a - b) for a, b in zip(ours, python)) <= 1e-5, position
+    allowed = outcome_mask(position.mover, position.opponent)
+    for k, ok in enumerate(allowed):
+        if not ok:
+            assert ours[k] == 0.0 and python[k] == 0.0
+    assert abs(sum(ours) - 1.0) < 1e-9
+
+
+@needs_extension
+@pytest.mark.parametrize("weights", [ONE, TWO], ids=["one-layer", "two-layers"])
+def test_c_network_equals_numpy_on_self_play_positions(weights: WeightsFile) -> None:
+    mlp = contact.Mlp(weights.parameters, weights.hidden)
+    for position in SELF_PLAY:
+        _assert_close(position, weights, mlp)
+
+
+@needs_extension
+@settings(max_examples=300, deadline=None)
+@given(legal_positions())
+def test_c_network_and_inputs_equal_python_on_generated_positions(position: Position) -> None:
+    mlp = contact.Mlp(TWO.parameters, TWO.hidden)
+    _assert_close(position, TWO, mlp)
+    ours = contact.inputs(position.mover, position.opponent)
+    assert max(abs(a - b) for a, b in zip(ours, inputs(position.mover, position.opponent))) \
+        <= 1e-6
+
+
+@needs_extension
+def test_encode_gives_the_inputs_and_masks_of_many_boards() -> None:
+    boards = b"".join(bytes(p.mover) + bytes(p.opponent) for p in SELF_PLAY[:50])
+    x, allowed = contact.encode(boards)
+    x = np.frombuffer(x, dtype=np.float32).reshape(50, N_INPUTS)
+    allowed = np.frombuffer(allowed, dtype=np.uint8).reshape(50, 6)
+    for k, position in enumerate(SELF_PLAY[:50]):
+        assert np.allclose(x[k], inputs(position.mover, position.opponent), atol=1e-6)
+        assert tuple(bool(v) for v in allowed[k]) == outcome_mask(position.mover,
+                                                                  position.opponent)
+    with pytest.raises(ValueError, match="50-byte"):
+        contact.encode(boards[:-1])
+    overlapping = bytes((5,) + (0,) * 24) + bytes((0,) * 23 + (3, 0))
+    with pytest.raises(ValueError, match="both sides"):
+        contact.encode(overlapping)
+
+
+@needs_extension
+@pytest.mark.parametrize("args, error, message", [
+    ((b"\0" * 12, (24,)), ValueError, "bytes for"),
+    ((ONE.parameters, ()), ValueError, "1 to"),
+    ((ONE.parameters, (0,)), ValueError, "width"),
+    ((ONE.parameters, (4096,)), ValueError, "width"),
+    ((ONE.parameters, (24, 8)), ValueError, "bytes for"),
+    (("text", (24,)), TypeError, None),
+    ((ONE.parameters, None), TypeError, None),
+])
+def test_bad_network_weights_are_rejected(args: tuple[Any, ...], error: type[Exception],
+                                          message: str | None) -> None:
+    with pytest.raises(error, match=message):
+        contact.Mlp(*args)
+
+
+# ----------------------------------------------------------------- the evaluator and player
+
+NET_PURE = HeuristicEvaluator(eval="net", network=TWO, use_bearoff=False, compiled=False)
+NET_FAST = (HeuristicEvaluator(eval="net", network=TWO, use_bearoff=False, compiled=True)
+            if contact is not None else None)
+
+
+def test_the_pure_network_evaluator_uses_numpy() -> None:
+    assert not NET_PURE.compiled and NET_PURE._python_network is not None
+    assert NET_PURE.eval == "net" and NET_PURE.network is TWO
+    position = SELF_PLAY[10]
+    assert position.is_contact()
+    assert NET_PURE.evaluate(position) == PythonNetwork(TWO).chances_for(position.mover,
+                                                                         position.opponent)
+
+
+def test_eval_names_are_checked() -> None:
+    with pytest.raises(ValueError, match="eval must be"):
+        HeuristicEvaluator(eval="nonsense")
+
+
+@needs_extension
+def test_compiled_and_pure_network_evaluators_agree() -> None:
+    assert NET_FAST is not None and NET_FAST.compiled
+    for position in SELF_PLAY:
+        fast, pure = NET_FAST.evaluate(position), NET_PURE.evaluate(position)
+        assert max(abs(a - b) for a, b in zip(fast, pure)) <= 1e-5, position
+    many = NET_PURE.evaluate_many([(p.mover, p.opponent) for p in SELF_PLAY])
+    for batched, position in zip(many, SELF_PLAY):  # one product or many: float32 rounding
+        assert max(abs(a - b) for a, b in zip(batched, NET_PURE.evaluate(position))) <= 1e-6
+
+
+@needs_extension
+def test_plays_in_one_call_equal_the_python_scoring() -> None:
+    """`plays` (one C call) gives `_plays_python`'s candidates, order and chances."""
+    assert NET_FAST is not None
+    rng = random.Random(3)
+    for position in SELF_PLAY[::2]:
+        dice = (rng.randint(1, 6), rng.randint(1, 6))
+        ours = NET_FAST.plays(position, dice)
+        reference = NET_FAST._plays_python(position, dice)
+        assert [p[:3] for p in ours] == [p[:3] for p in reference]
+        for (_, _, _, a), (_, _, _, b) in zip(ours, reference):
+            assert max(abs(x - y) for x, y in zip(a, b)) <= 1e-12
+        pure = NET_PURE.plays(position, dice)
+        assert [p[:3] for p in pure] == [p[:3] for p in reference]
+
+
+@needs_extension
+def test_two_ply_is_the_python_loop_to_the_last_bit() -> None:
+    """With the same (compiled) evaluations the C two-ply search gives exactly the Python
+    definition's chances, for the linear heads and for the network."""
+    keep, threshold = 2, 0.05
+    rng = random.Random(5)
+    for evaluator_ in (NET_FAST, HeuristicEvaluator(eval="linear", use_bearoff=False)):
+        assert evaluator_ is not None and evaluator_.compiled
+        player = HeuristicPlayer(plies=2, evaluator=evaluator_)
+        checked = 0
+        for position in SELF_PLAY[5::20]:
+            results = position.play_results((rng.randint(1, 6), rng.randint(1, 6)))
+            if not results:
+                continue
+            after = results[0][1]
+            kernel = evaluator_.two_ply(after, keep, threshold)
+            assert kernel is not None
+            assert tuple(kernel) == tuple(player._two_ply_python(after, keep, threshold)), after
+            checked += 1
+        assert checked >= 4
+
+
+@needs_extension
+def test_two_ply_of_a_finished_game_is_its_result() -> None:
+    assert NET_FAST is not None
+    gammon = board({}, {6: 15})
+    assert NET_FAST.two_ply(gammon, *TWO_PLY_REPLIES) == Probabilities(1.0, 1.0, 0.0, 0.0, 0.0)
+
+
+@needs_extension
+@pytest.mark.parametrize("plies", [0, 1, 2])
+def test_compiled_and_pure_network_players_choose_alike(plies: int) -> None:
+    """The same choices but for near ties (float32 rounding of the two evaluations)."""
+    assert NET_FAST is not None
+    fast = HeuristicPlayer(plies=plies, evaluator=NET_FAST)
+    pure = HeuristicPlayer(plies=plies, evaluator=NET_PURE)
+    rng = random.Random(plies)
+    positions = SELF_PLAY[::7] if plies < 2 else SELF_PLAY[3::25]
+    agreed = total = 0
+    for position in positions:
+        dice = (rng.randint(1, 6), rng.randint(1, 6))
+        if len(position.legal_plays(dice)) < 2:
+            continue
+        total += 1
+        agreed += fast.choose_play(position, dice, Context()) == pure.choose_play(
+            position, dice, Context())
+    assert total >= 3 and agreed >= total - 1, (agreed, total)
+
+
+@needs_extension
+def test_a_network_evaluator_survives_pickling() -> None:
+    assert NET_FAST is not None
+    clone = pickle.loads(pickle.dumps(NET_FAST))
+    assert clone.compiled and clone.network == TWO
+    for position in SELF_PLAY[:40]:
+        assert clone.evaluate(position) == NET_FAST.evaluate(position)
+
+
+# ------------------------------------------------------------------ self-play and screens
+
+
+@needs_extension
+def test_selfplay_records_follow_the_games() -> None:
+    """Records of one game are consecutive; each record's value is the evaluation of the next
+    record's position (from its side on roll), or at an end an exact result or race."""
+    assert NET_FAST is not None and NET_FAST._net is not None
+    race = HeuristicEvaluator(eval="linear")._race_sides
+    boards, values, ends = contact.selfplay(NET_FAST._net, race, 9, 20)
+    n = len(ends)
+    assert len(boards) == 50 * n and len(values) == 40 * n and sum(ends) == 20
+    value = np.frombuffer(values, dtype=np.float64).reshape(n, 5)
+    for t in range(n - 1):
+        if ends[t]:
+            continue
+        mover, opponent = tuple(boards[50 * t + 50: 50 * t + 75]), tuple(boards[50 * t + 75:
+                                                                               50 * t + 100])
+        nxt = Position(opponent, mover)
+        assert nxt.is_contact()
+        assert np.allclose(value[t], NET_FAST.evaluate(nxt), atol=1e-12)
+    assert boards[:50] == bytes(Position.initial().mover) * 2
+    again = contact.selfplay(NET_FAST._net, race, 9, 20)
+    assert again == (boards, values, ends)
+
+
+@needs_extension
+def test_duel_pubeval_plays_pubeval_as_the_python_player_does() -> None:
+    """The screening duel's pubeval scores each candidate as `pubeval_score` does: a duel of
+    pubeval against itself (a linear evaluator that is pubeval) is exactly even per pair."""
+    from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS, pubeval_score
+
+    race = HeuristicEvaluator(eval="linear")._race_sides
+    points = contact.duel_pubeval(HeuristicEvaluator(eval="linear")._net, race,
+                                  CONTACT_WEIGHTS, RACE_WEIGHTS, 3, 50)
+    assert len(points) == 100 and all(p in (-3, -2, -1, 1, 2, 3) for p in points)
+    position = SELF_PLAY[12]
+    scores = [pubeval_score(after, position.is_race()) for _, after in
+              position.play_results((6, 1))]
+    assert len(set(scores)) > 1

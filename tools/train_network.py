@@ -1,0 +1,471 @@
+"""Train the heuristic player's evaluation network (bgbot/players/network.py) by self-play.
+
+Self-play only (issue 14): no gnubg output and no third-party weights. Each iteration
+
+1. plays ``--games`` games of the greedy 0-ply player against itself with the current network
+   (iteration 1: today's linear evaluator, ``--start linear``, or a random network), in C
+   (``bgbot.players._contact.selfplay``: dice from seeds derived from ``--seed``, the
+   iteration and the chunk, so the data do not depend on ``--workers``), recording every
+   contact position before the roll;
+2. labels each position with its λ-return (``--lam``): the mix, along the game, of the
+   network's value of the next position and, at the end of the record, the game's result or,
+   where contact ends, the race model's value (the exact bear-off database where it fits);
+   with ``--oneply F`` a fraction F of the positions gets the network's own 1-ply look-ahead
+   value (`roll_average`) mixed in as well (``--oneply-mix``);
+3. fits the network to those labels (cross-entropy over the six outcomes, Adam, ``--epochs``
+   passes over the iteration's data; weights carried over from the previous iteration);
+4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint.
+
+Everything a run needs to continue is in its folder (``--run``): ``checkpoint.npz`` (weights,
+optimiser state, input scaling, the iteration reached), ``state.json`` (the configuration,
+seeds, data sizes and the screening history) and ``network.bgw`` (the latest network as a
+weights file the player can load: ``heuristic:weights=RUN/network.bgw``). Starting the same
+command again resumes after the last finished iteration, and ends bit-identical to a run that
+was never interrupted (single-threaded BLAS, every random choice seeded). Ship a network with
+``--ship`` (copies it to bgbot/players/data/ and records its checksum).
+
+    python tools/train_network.py --run training/contact --iterations 40 --games 20000
+    python tools/train_network.py --run training/contact --ship
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one core per process, and reproducible sums
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import multiprocessing  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Sequence  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bgbot.players import _contact  # type: ignore[attr-defined]  # noqa: E402
+from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
+from bgbot.players.network import (  # noqa: E402
+    N_INPUTS,
+    OUTCOMES,
+    WeightsFile,
+)
+from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS  # noqa: E402
+
+N_OUT = len(OUTCOMES)
+SHIP_DIR = ROOT / "bgbot" / "players" / "data"
+SHIP_NAME = "contact.bgw"
+CHUNK = 500
+"""Games per generation job (the unit of seeding; independent of --workers)."""
+
+
+# ------------------------------------------------------------------------- self-play data
+
+_WORKER: dict[str, Any] = {}
+
+
+def _race_evaluator() -> HeuristicEvaluator:
+    """The evaluator whose race model and bear-off database label the ends of contact."""
+    if "race" not in _WORKER:
+        _WORKER["race"] = HeuristicEvaluator()
+    evaluator: HeuristicEvaluator = _WORKER["race"]
+    return evaluator
+
+
+def _policy(blob: bytes | None, hidden: tuple[int, ...]) -> Any:
+    """The C evaluator that plays: the network (``blob``), or the linear heads."""
+    if blob is None:
+        return _race_evaluator()._net
+    return _contact.Mlp(blob, hidden)
+
+
+def _generate(job: tuple[bytes | None, tuple[int, ...], int, int, float]
+              ) -> tuple[bytes, bytes, bytes]:
+    blob, hidden, seed, games, noise = job
+    race = _race_evaluator()
+    result: tuple[bytes, bytes, bytes] = _contact.selfplay(
+        _policy(blob, hidden), race._race_sides, seed, games, noise)
+    return result
+
+
+def _roll_averages(job: tuple[bytes | None, tuple[int, ...], bytes]) -> bytes:
+    blob, hidden, boards = job
+    race = _race_evaluator()
+    values: bytes = _contact.roll_averages(_policy(blob, hidden), race._race_sides, boards)
+    return values
+
+
+def _screen(job: tuple[bytes, tuple[int, ...], int, int]) -> list[int]:
+    blob, hidden, seed, pairs = job
+    race = _race_evaluator()
+    points: list[int] = _contact.duel_pubeval(_contact.Mlp(blob, hidden), race._race_sides,
+                                              CONTACT_WEIGHTS, RACE_WEIGHTS, seed, pairs)
+    return points
+
+
+def chunk_seed(seed: int, iteration: int, chunk: int) -> int:
+    """The dice seed of one generation job (a 63-bit hash of run seed, iteration, chunk)."""
+    digest = hashlib.sha256(f"{seed}/{iteration}/{chunk}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+# ------------------------------------------------------------------------------- targets
+
+
+def outcomes_from_chances(c: np.ndarray) -> np.ndarray:
+    """[n x 5] chances (win, wg, wbg, lg, lbg) -> [n x 6] exclusive outcome probabilities."""
+    win, wg, wbg, lg, lbg = (c[:, k] for k in range(5))
+    out = np.stack([win - wg, wg - wbg, wbg, (1.0 - win) - lg, lg - lbg, lbg], axis=1)
+    out = np.clip(out, 0.0, None)
+    total: np.ndarray = out.sum(axis=1, keepdims=True)
+    result: np.ndarray = out / total
+    return result
+
+
+def flip_chances(c: np.ndarray) -> np.ndarray:
+    """The same chances seen from the other side."""
+    return np.stack([1.0 - c[:, 0], c[:, 3], c[:, 4], c[:, 1], c[:, 2]], axis=1)
+
+
+def lambda_returns(values: np.ndarray, ends: np.ndarray, lam: float) -> np.ndarray:
+    """λ-returns [n x 5] of the records, from the side on roll at each.
+
+    ``values[t]``: the chances of the side on roll at record t + 1 (or, where ``ends[t]``, of
+    the finished game / race that follows record t). G_t = flip(v_t) at an end, else
+    flip((1 - λ) v_t + λ G_t+1).
+    """
+    n = len(ends)
+    out = np.empty((n, 5))
+    flipped = flip_chances(values)
+    g_next = np.zeros(5)
+    for t in range(n - 1, -1, -1):
+        if ends[t]:
+            g = flipped[t]
+        else:
+            # flip is affine: flip(a·x + b·y) = a·flip(x) + b·flip(y) when a + b = 1
+            g = (1.0 - lam) * flipped[t] + lam * np.array(
+                [1.0 - g_next[0], g_next[3], g_next[4], g_next[1], g_next[2]])
+        out[t] = g
+        g_next = g
+    return out
+
+
+# --------------------------------------------------------------------------------- model
+
+
+class Model:
+    """The network in numpy for training: ReLU layers, six masked softmax outputs, Adam."""
+
+    def __init__(self, params: list[np.ndarray], mu: np.ndarray, sd: np.ndarray) -> None:
+        self.params = params  # W1, b1, W2, b2, ...
+        self.mu, self.sd = mu, sd
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+        self.t = 0
+
+    @classmethod
+    def new(cls, hidden: Sequence[int], mu: np.ndarray, sd: np.ndarray, seed: int) -> Model:
+        rng = np.random.default_rng([seed, 0xBEEF])
+        widths = (N_INPUTS, *hidden, N_OUT)
+        params: list[np.ndarray] = []
+        for k, (a, b) in enumerate(zip(widths, widths[1:])):
+            scale = np.sqrt(2.0 / a) if k < len(hidden) else 0.1 / np.sqrt(a)
+            params.append((rng.standard_normal((a, b)) * scale).astype(np.float32))
+            params.append(np.zeros(b, dtype=np.float32))
+        return cls(params, mu, sd)
+
+    @property
+    def hidden(self) -> tuple[int, ...]:
+        return tuple(int(w.shape[1]) for w in self.params[0:-2:2])
+
+    def forward(self, x: np.ndarray, allowed: np.ndarray
+                ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Probabilities [n x 6] and the activations (standardised input first)."""
+        h = (x - self.mu) / self.sd
+        acts = [h]
+        layers = len(self.params) // 2
+        for k in range(layers):
+            w, b = self.params[2 * k], self.params[2 * k + 1]
+            z = h @ w + b
+            if k < layers - 1:
+                h = np.maximum(z, 0.0)
+                acts.append(h)
+        z = np.where(allowed, z, -1e30)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(axis=1, keepdims=True)
+        return p, acts
+
+    def step(self, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, lr: float) -> float:
+        """One Adam step on a batch; returns its mean cross-entropy."""
+        p, acts = self.forward(x, allowed)
+        n = len(x)
+        loss = float(-(target * np.log(np.maximum(p, 1e-12))).sum() / n)
+        grad = ((p - target) / n).astype(np.float32)
+        grads: list[np.ndarray] = [np.empty(0)] * len(self.params)
+        layers = len(self.params) // 2
+        for k in range(layers - 1, -1, -1):
+            a = acts[k]
+            grads[2 * k] = a.T @ grad
+            grads[2 * k + 1] = grad.sum(axis=0)
+            if k:
+                grad = (grad @ self.params[2 * k].T) * (acts[k] > 0)
+        self.t += 1
+        b1, b2, eps = 0.9, 0.999, 1e-8
+        c1, c2 = 1.0 - b1 ** self.t, 1.0 - b2 ** self.t
+        for i, g in enumerate(grads):
+            self.m[i] = b1 * self.m[i] + (1 - b1) * g
+            self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
+            self.params[i] -= (lr * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + eps)
+                               ).astype(np.float32)
+        return loss
+
+    def export(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per-layer (weights, biases) with the input scaling folded into the first layer,
+        for raw inputs (what network.py and the C evaluator take)."""
+        w1, b1 = self.params[0].astype(np.float64), self.params[1].astype(np.float64)
+        scale = (1.0 / self.sd).astype(np.float64)
+        w1_raw = w1 * scale[:, None]
+        b1_raw = b1 - (self.mu.astype(np.float64) * scale) @ w1
+        layers = [(w1_raw.astype(np.float32), b1_raw.astype(np.float32))]
+        for k in range(1, len(self.params) // 2):
+            layers.append((self.params[2 * k], self.params[2 * k + 1]))
+        return layers
+
+    def state(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {"mu": self.mu, "sd": self.sd, "t": np.array(self.t)}
+        for i, (p, m, v) in enumerate(zip(self.params, self.m, self.v)):
+            out[f"p{i}"], out[f"m{i}"], out[f"v{i}"] = p, m, v
+        return out
+
+    @classmethod
+    def from_state(cls, state: Any) -> Model:
+        count = sum(1 for key in state.files if key.startswith("p"))
+        model = cls([state[f"p{i}"] for i in range(count)], state["mu"], state["sd"])
+        model.m = [state[f"m{i}"] for i in range(count)]
+        model.v = [state[f"v{i}"] for i in range(count)]
+        model.t = int(state["t"])
+        return model
+
+
+def encode(boards: bytes) -> tuple[np.ndarray, np.ndarray]:
+    x, allowed = _contact.encode(boards)
+    n = len(boards) // 50
+    return (np.frombuffer(x, dtype=np.float32).reshape(n, N_INPUTS),
+            np.frombuffer(allowed, dtype=np.uint8).reshape(n, N_OUT).astype(bool))
+
+
+def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, epochs: int,
+        batch: int, lr: float, rng: np.random.Generator) -> float:
+    """``epochs`` passes of Adam over the data in shuffled batches; the last pass's loss."""
+    n = len(x)
+    loss = 0.0
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        total = 0.0
+        for start in range(0, n, batch):
+            index = order[start:start + batch]
+            total += model.step(x[index], allowed[index], target[index], lr) * len(index)
+        loss = total / n
+    return loss
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+def _save(run: Path, model: Model, state: dict[str, Any]) -> None:
+    """The checkpoint, the state and the current network, each replaced atomically."""
+    temporary = run / "checkpoint.tmp.npz"
+    np.savez(temporary, **model.state())
+    temporary.replace(run / "checkpoint.npz")
+    network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state))
+    state["network_sha256"] = network.write(run / "network.bgw")
+    text = run / "state.tmp.json"
+    text.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+    text.replace(run / "state.json")
+
+
+def _provenance(state: dict[str, Any]) -> dict[str, Any]:
+    config = state["config"]
+    return {
+        "tool": "tools/train_network.py", "config": config,
+        "iterations": state["iteration"], "games": state["games"],
+        "positions": state["positions"],
+        "command": (f"python tools/train_network.py --run RUN --seed {config['seed']} "
+                    f"--games {config['games']} --hidden {','.join(map(str, config['hidden']))} "
+                    f"--lam {config['lam']} --epochs {config['epochs']} --lr {config['lr']} "
+                    f"--start {config['start']}"),
+    }
+
+
+def _log(run: Path, line: str) -> None:
+    print(line, flush=True)
+    with open(run / "log.txt", "a") as log:
+        log.write(line + "\n")
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "seed": args.seed, "games": args.games, "hidden": list(args.hidden), "lam": args.lam,
+        "epochs": args.epochs, "lr": args.lr, "lr_decay": args.lr_decay, "batch": args.batch,
+        "start": args.start, "noise": args.noise, "oneply": args.oneply,
+        "oneply_mix": args.oneply_mix, "screen": args.screen,
+    }
+
+
+def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
+            workers: int) -> Model:
+    """One iteration: data, labels, fit, screen, checkpoint."""
+    config = state["config"]
+    iteration = state["iteration"] + 1
+    hidden = tuple(config["hidden"])
+    started = time.time()
+    blob = None if model is None else WeightsFile.from_arrays(model.export()).parameters
+    policy_hidden = hidden if model is not None else ()
+    chunks = [(blob, policy_hidden, chunk_seed(config["seed"], iteration, c),
+               min(CHUNK, config["games"] - c * CHUNK), config["noise"])
+              for c in range((config["games"] + CHUNK - 1) // CHUNK)]
+    parts = pool.map(_generate, chunks) if workers > 1 else [_generate(c) for c in chunks]
+    boards = b"".join(p[0] for p in parts)
+    values = np.frombuffer(b"".join(p[1] for p in parts), dtype=np.float64).reshape(-1, 5)
+    ends = np.frombuffer(b"".join(p[2] for p in parts), dtype=np.uint8)
+    generated = time.time()
+    targets = lambda_returns(values, ends, config["lam"])
+    x, allowed = encode(boards)
+    rng = np.random.default_rng([config["seed"], iteration])
+    if config["oneply"] > 0:
+        picked = np.sort(rng.choice(len(ends), int(config["oneply"] * len(ends)), replace=False))
+        picked_boards = b"".join(boards[50 * i:50 * i + 50] for i in picked)
+        pieces = [picked_boards[50 * s:50 * (s + 2000)] for s in range(0, len(picked), 2000)]
+        jobs = [(blob, policy_hidden, piece) for piece in pieces]
+        done = pool.map(_roll_averages, jobs) if workers > 1 else [_roll_averages(j) for j in jobs]
+        oneply = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
+        mix = config["oneply_mix"]
+        targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
+    labelled = time.time()
+    target = outcomes_from_chances(targets).astype(np.float32)
+    if model is None:
+        mu = x.mean(axis=0).astype(np.float32)
+        sd = np.maximum(x.std(axis=0), 0.05).astype(np.float32)
+        model = Model.new(hidden, mu, sd, config["seed"])
+    lr = config["lr"] * config["lr_decay"] ** (iteration - 1)
+    loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng)
+    fitted = time.time()
+    screen_blob = WeightsFile.from_arrays(model.export()).parameters
+    pairs = config["screen"]
+    result: dict[str, Any] = {}
+    if pairs:
+        per = (pairs + workers - 1) // workers
+        jobs = [(screen_blob, hidden, chunk_seed(config["seed"], iteration, 10_000 + k),
+                 min(per, pairs - k * per)) for k in range(workers) if pairs - k * per > 0]
+        points = np.concatenate([np.array(p) for p in (
+            pool.map(_screen, jobs) if workers > 1 else [_screen(j) for j in jobs])])
+        by_pair = points.reshape(-1, 2).mean(axis=1)
+        result = {"ppg": float(points.mean()),
+                  "se": float(by_pair.std(ddof=1) / np.sqrt(len(by_pair))),
+                  "pairs": int(len(by_pair)), "wins": float((points > 0).mean())}
+    screened = time.time()
+    state["iteration"] = iteration
+    state["games"] += config["games"]
+    state["positions"] += int(len(ends))
+    entry = {"iteration": iteration, "positions": int(len(ends)), "loss": round(loss, 5),
+             "lr": lr, "seconds": {"play": round(generated - started, 1),
+                                   "label": round(labelled - generated, 1),
+                                   "fit": round(fitted - labelled, 1),
+                                   "screen": round(screened - fitted, 1)}, **result}
+    state["history"].append(entry)
+    _save(run, model, state)
+    screen_text = (f"vs pubeval {result['ppg']:+.3f} ± {1.96 * result['se']:.3f} "
+                   f"({result['pairs']} pairs)" if result else "not screened")
+    _log(run, f"iteration {iteration}: {len(ends):,} positions, loss {loss:.4f}, lr {lr:.2e}, "
+              f"{screen_text}; {screened - started:.0f} s (play {generated - started:.0f}, "
+              f"label {labelled - generated:.0f}, fit {fitted - labelled:.0f}, "
+              f"screen {screened - fitted:.0f})")
+    return model
+
+
+def ship(run: Path) -> None:
+    """Copy the run's network into the package and record its checksum in network.py."""
+    source = run / "network.bgw"
+    weights = WeightsFile.read(source)
+    SHIP_DIR.mkdir(exist_ok=True)
+    digest = weights.write(SHIP_DIR / SHIP_NAME)
+    module = ROOT / "bgbot" / "players" / "network.py"
+    text = module.read_text()
+    start = text.index('SHIPPED_SHA256 = "') + len('SHIPPED_SHA256 = "')
+    end = text.index('"', start)
+    module.write_text(text[:start] + digest + text[end:])
+    print(f"shipped {source} as {SHIP_DIR / SHIP_NAME} (sha256 {digest}); network.py updated")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", type=Path, required=True, help="the run's folder")
+    parser.add_argument("--iterations", type=int, default=1,
+                        help="iterations to reach in all (resumes after the last one done)")
+    parser.add_argument("--games", type=int, default=20000, help="self-play games per iteration")
+    parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],
+                        default=[128], help="hidden layer widths, e.g. 128 or 128,64")
+    parser.add_argument("--lam", type=float, default=0.7, help="λ of the λ-returns")
+    parser.add_argument("--epochs", type=int, default=2, help="passes over each iteration's data")
+    parser.add_argument("--lr", type=float, default=1e-3, help="Adam step size")
+    parser.add_argument("--lr-decay", type=float, default=0.97, help="step size factor per iteration")
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--start", choices=("linear", "random"), default="linear",
+                        help="who plays the first iteration's games")
+    parser.add_argument("--noise", type=float, default=0.0,
+                        help="exploration noise on the equities of self-play moves")
+    parser.add_argument("--oneply", type=float, default=0.0,
+                        help="fraction of positions labelled with the 1-ply look-ahead too")
+    parser.add_argument("--oneply-mix", type=float, default=0.5,
+                        help="weight of the 1-ply value in those labels")
+    parser.add_argument("--screen", type=int, default=2000,
+                        help="mirrored pairs against pubeval after each iteration (0: none)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="processes for self-play")
+    parser.add_argument("--ship", action="store_true",
+                        help="copy the run's network into the package and stop")
+    args = parser.parse_args(argv)
+    run: Path = args.run
+    if args.ship:
+        ship(run)
+        return
+    run.mkdir(parents=True, exist_ok=True)
+    model: Model | None = None
+    if (run / "state.json").exists():
+        state = json.loads((run / "state.json").read_text())
+        if state["config"] != _config(args):
+            changed = sorted(k for k in state["config"] if state["config"][k] != _config(args).get(k))
+            sys.exit(f"{run} was started with other settings ({', '.join(changed)}): use the "
+                     "same ones to resume, or another --run")
+        if state["iteration"]:
+            model = Model.from_state(np.load(run / "checkpoint.npz"))
+        _log(run, f"resuming {run} after iteration {state['iteration']}")
+    else:
+        state = {"config": _config(args), "iteration": 0, "games": 0, "positions": 0,
+                 "history": []}
+    context = multiprocessing.get_context("fork")
+    with context.Pool(args.workers) if args.workers > 1 else _NoPool() as pool:
+        while state["iteration"] < args.iterations:
+            model = iterate(run, model, state, pool, args.workers)
+
+
+class _NoPool:
+    """Stands in for a pool with one worker (everything runs in this process)."""
+
+    def __enter__(self) -> _NoPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    main()

@@ -279,13 +279,16 @@ def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, ep
 # ---------------------------------------------------------------------------------- runs
 
 
-def _save(run: Path, model: Model, state: dict[str, Any]) -> None:
-    """The checkpoint, the state and the current network, each replaced atomically."""
+def _save(run: Path, model: Model, state: dict[str, Any], best: bool = False) -> None:
+    """The checkpoint, the state and the current network (with ``best``: also as the best
+    screened so far, ``best.bgw``), each replaced atomically."""
     temporary = run / "checkpoint.tmp.npz"
     np.savez(temporary, **model.state())
     temporary.replace(run / "checkpoint.npz")
     network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state))
     state["network_sha256"] = network.write(run / "network.bgw")
+    if best:
+        network.write(run / "best.bgw")
     text = run / "state.tmp.json"
     text.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
     text.replace(run / "state.json")
@@ -315,7 +318,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed, "games": args.games, "hidden": list(args.hidden), "lam": args.lam,
         "epochs": args.epochs, "lr": args.lr, "lr_decay": args.lr_decay, "batch": args.batch,
         "start": args.start, "noise": args.noise, "oneply": args.oneply,
-        "oneply_mix": args.oneply_mix, "screen": args.screen,
+        "oneply_mix": args.oneply_mix, "screen": args.screen, "screen_every": args.screen_every,
     }
 
 
@@ -360,7 +363,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     screen_blob = WeightsFile.from_arrays(model.export()).parameters
     pairs = config["screen"]
     result: dict[str, Any] = {}
-    if pairs:
+    if pairs and iteration % config["screen_every"] == 0:
         per = (pairs + workers - 1) // workers
         jobs = [(screen_blob, hidden, chunk_seed(config["seed"], iteration, 10_000 + k),
                  min(per, pairs - k * per)) for k in range(workers) if pairs - k * per > 0]
@@ -380,7 +383,12 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
                                    "fit": round(fitted - labelled, 1),
                                    "screen": round(screened - fitted, 1)}, **result}
     state["history"].append(entry)
-    _save(run, model, state)
+    best = state.get("best")
+    if result and (best is None or result["ppg"] > best["ppg"]):
+        state["best"] = {"iteration": iteration, "ppg": result["ppg"], "se": result["se"]}
+        _save(run, model, state, best=True)
+    else:
+        _save(run, model, state)
     screen_text = (f"vs pubeval {result['ppg']:+.3f} ± {1.96 * result['se']:.3f} "
                    f"({result['pairs']} pairs)" if result else "not screened")
     _log(run, f"iteration {iteration}: {len(ends):,} positions, loss {loss:.4f}, lr {lr:.2e}, "
@@ -391,8 +399,9 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
 
 
 def ship(run: Path) -> None:
-    """Copy the run's network into the package and record its checksum in network.py."""
-    source = run / "network.bgw"
+    """Copy the run's best screened network (else its latest) into the package and record its
+    checksum in network.py."""
+    source = run / "best.bgw" if (run / "best.bgw").exists() else run / "network.bgw"
     weights = WeightsFile.read(source)
     SHIP_DIR.mkdir(exist_ok=True)
     digest = weights.write(SHIP_DIR / SHIP_NAME)
@@ -428,6 +437,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="weight of the 1-ply value in those labels")
     parser.add_argument("--screen", type=int, default=2000,
                         help="mirrored pairs against pubeval after each iteration (0: none)")
+    parser.add_argument("--screen-every", type=int, default=1,
+                        help="screen after every N-th iteration")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="processes for self-play")
     parser.add_argument("--ship", action="store_true",

@@ -53,6 +53,27 @@ def test_extension_is_built() -> None:
     assert HeuristicEvaluator(use_bearoff=False).compiled
 
 
+def test_the_built_extension_is_current() -> None:
+    """A build from older definitions of the features or the network inputs (a stale build)
+    fails the tests, not only a warning; a missing build is `test_extension_is_built`'s."""
+    if contact is None or pure_python_forced():
+        pytest.skip("no extension built, or BGBOT_PURE_PYTHON is set")
+    assert evaluator.extension_status() == "ok", (
+        f"bgbot.players._contact is {evaluator.extension_status()}: rebuild it with "
+        "`pip install -e .`")
+
+
+def test_a_missing_extension_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BGBOT_PURE_PYTHON", raising=False)
+    monkeypatch.setattr(evaluator, "extension_status", lambda: "missing")
+    evaluator._warn_unusable.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="not built"):
+            assert not HeuristicEvaluator(use_bearoff=False, eval="linear").compiled
+    finally:
+        evaluator._warn_unusable.cache_clear()
+
+
 def test_pure_python_env_forces_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BGBOT_PURE_PYTHON", "1")
     assert not HeuristicEvaluator(use_bearoff=False).compiled
@@ -69,6 +90,7 @@ def test_a_stale_build_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evaluator, "feature_vector",
                         lambda mover, opponent: [0.5] * len(FEATURE_NAMES))
     evaluator.extension_status.cache_clear()
+    evaluator._warn_unusable.cache_clear()
     try:
         with pytest.warns(RuntimeWarning, match="stale"):
             assert not HeuristicEvaluator(use_bearoff=False).compiled

@@ -10,6 +10,7 @@ comparisons and for machines where a build is suspect.
 from __future__ import annotations
 
 import os
+import warnings
 from types import ModuleType
 
 PURE_PYTHON_ENV = "BGBOT_PURE_PYTHON"
@@ -29,6 +30,9 @@ def compiled_movegen() -> ModuleType | None:
     try:
         from . import _movegen  # type: ignore[attr-defined, unused-ignore]
     except ImportError:
+        warnings.warn("bgbot.core._movegen is not built (no C compiler at install?): moves are "
+                      "generated in pure Python, about 20x slower; install gcc and the Python "
+                      "headers and reinstall bgbot", RuntimeWarning, stacklevel=2)
         return None
     module: ModuleType = _movegen
     return module

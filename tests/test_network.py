@@ -399,3 +399,99 @@ def test_duel_pubeval_plays_pubeval_as_the_python_player_does() -> None:
     scores = [pubeval_score(after, position.is_race()) for _, after in
               position.play_results((6, 1))]
     assert len(set(scores)) > 1
+
+
+# ------------------------------------------------------------------------- race network
+
+RACE = random_network((10,), seed=23)
+RACE = WeightsFile(RACE.hidden, RACE.parameters, RACE.provenance, phase="race")
+
+
+def _races() -> list[Position]:
+    """Races outside the bear-off zone (some chequer still outside a home board)."""
+    rng = random.Random(17)
+    out = []
+    while len(out) < 40:
+        mover, opponent = [0] * 25, [0] * 25
+        for side, low in ((mover, 0), (opponent, 0)):
+            for _ in range(15 - rng.randint(0, 5)):
+                side[rng.randint(low, 11)] += 1
+        position = Position(opponent, mover) if all(
+            not (mover[i] and opponent[23 - i]) for i in range(24)) else None
+        if position is not None and position.is_race() and (any(mover[6:]) or any(opponent[6:])):
+            out.append(position)
+    return out
+
+
+RACES = _races()
+
+
+def test_a_race_network_decides_races_outside_the_bear_off_zone() -> None:
+    pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
+    assert pure.race_network is RACE and pure._python_race is not None
+    formula = HeuristicEvaluator(eval="net", network=TWO, race_network=False, compiled=False)
+    assert formula.race_network is None
+    for position in RACES:
+        assert pure.evaluate(position) == PythonNetwork(RACE).chances_for(position.mover,
+                                                                          position.opponent)
+        assert pure.evaluate(position) != formula.evaluate(position)
+    home = board({6: 3, 5: 3, 4: 2}, {6: 4, 1: 2})  # both sides home: the exact database
+    assert pure.evaluate(home) == formula.evaluate(home)
+
+
+@needs_extension
+def test_the_c_race_network_equals_the_python_one() -> None:
+    fast = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=True)
+    pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
+    assert fast._net is not None and fast._net.race_network is fast._race_mlp
+    for position in RACES:
+        a, b = fast.evaluate(position), pure.evaluate(position)
+        assert max(abs(x - y) for x, y in zip(a, b)) <= 1e-5
+        # the look-ahead evaluates races in C: the same as the Python loop with these values
+        player = HeuristicPlayer(plies=1, evaluator=fast)
+        after = position.play_results((4, 2))[0][1]
+        assert tuple(fast.one_ply(after) or ()) == tuple(player._one_ply_python(after))
+    clone = pickle.loads(pickle.dumps(fast))
+    assert clone._net is not None and clone._net.race_network is not None
+    assert clone.evaluate(RACES[0]) == fast.evaluate(RACES[0])
+
+
+@needs_extension
+def test_race_networks_are_checked_when_set() -> None:
+    mlp = contact.Mlp(TWO.parameters, TWO.hidden)
+    race = contact.Mlp(RACE.parameters, RACE.hidden)
+    with pytest.raises(TypeError, match="Mlp or None"):
+        mlp.set_race_network("race")
+    with pytest.raises(ValueError, match="another network"):
+        mlp.set_race_network(mlp)
+    race.set_race_network(contact.Mlp(RACE.parameters, RACE.hidden))
+    with pytest.raises(ValueError, match="another network"):
+        mlp.set_race_network(race)  # a race network with a race network of its own
+    race.set_race_network(None)
+    mlp.set_race_network(race)
+    assert mlp.race_network is race
+    mlp.set_race_network(None)
+    assert mlp.race_network is None
+
+
+@needs_extension
+def test_race_self_play_records_races_outside_the_zone() -> None:
+    assert NET_FAST is not None and NET_FAST._net is not None
+    race = HeuristicEvaluator(eval="linear")._race_sides
+    boards, _, ends = contact.selfplay(NET_FAST._net, race, 4, 30, phase=1)
+    assert len(ends) > 30
+    for k in range(len(ends)):
+        mover, opponent = tuple(boards[50 * k: 50 * k + 25]), tuple(boards[50 * k + 25:
+                                                                         50 * k + 50])
+        position = Position(opponent, mover)
+        assert position.is_race() and (any(mover[6:]) or any(opponent[6:]))
+
+
+def test_the_phase_of_a_weights_file_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "race.bgw"
+    RACE.write(path)
+    assert WeightsFile.read(path, phase="race").phase == "race"
+    with pytest.raises(WeightsError, match="a race network, where a contact network"):
+        WeightsFile.read(path, phase="contact")
+    with pytest.raises(WeightsError, match="cannot read"):
+        WeightsFile.read(tmp_path / "missing.bgw")

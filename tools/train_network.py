@@ -60,7 +60,6 @@ from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS  # noqa: E402
 
 N_OUT = len(OUTCOMES)
 SHIP_DIR = ROOT / "bgbot" / "players" / "data"
-SHIP_NAME = "contact.bgw"
 CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 
@@ -78,33 +77,46 @@ def _race_evaluator() -> HeuristicEvaluator:
     return evaluator
 
 
-def _policy(blob: bytes | None, hidden: tuple[int, ...]) -> Any:
-    """The C evaluator that plays: the network (``blob``), or the linear heads."""
+Contact = tuple[bytes, tuple[int, ...]] | None
+"""The fixed contact network of a race run (parameters, hidden widths), or None."""
+
+
+def _policy(blob: bytes | None, hidden: tuple[int, ...], contact: Contact) -> Any:
+    """The C evaluator that plays: in a contact run the network being trained (``blob``) or
+    at first the linear heads; in a race run the fixed contact network, with the race network
+    being trained (none at first: the race formulas)."""
+    if contact is not None:
+        policy = _contact.Mlp(*contact)
+        if blob is not None:
+            policy.set_race_network(_contact.Mlp(blob, hidden))
+        return policy
     if blob is None:
         return _race_evaluator()._net
     return _contact.Mlp(blob, hidden)
 
 
-def _generate(job: tuple[bytes | None, tuple[int, ...], int, int, float]
+def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float]
               ) -> tuple[bytes, bytes, bytes]:
-    blob, hidden, seed, games, noise = job
+    blob, hidden, contact, seed, games, noise = job
     race = _race_evaluator()
     result: tuple[bytes, bytes, bytes] = _contact.selfplay(
-        _policy(blob, hidden), race._race_sides, seed, games, noise)
+        _policy(blob, hidden, contact), race._race_sides, seed, games, noise,
+        phase=0 if contact is None else 1)
     return result
 
 
-def _roll_averages(job: tuple[bytes | None, tuple[int, ...], bytes]) -> bytes:
-    blob, hidden, boards = job
+def _roll_averages(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) -> bytes:
+    blob, hidden, contact, boards = job
     race = _race_evaluator()
-    values: bytes = _contact.roll_averages(_policy(blob, hidden), race._race_sides, boards)
+    values: bytes = _contact.roll_averages(_policy(blob, hidden, contact), race._race_sides,
+                                           boards)
     return values
 
 
-def _screen(job: tuple[bytes, tuple[int, ...], int, int]) -> list[int]:
-    blob, hidden, seed, pairs = job
+def _screen(job: tuple[bytes, tuple[int, ...], Contact, int, int]) -> list[int]:
+    blob, hidden, contact, seed, pairs = job
     race = _race_evaluator()
-    points: list[int] = _contact.duel_pubeval(_contact.Mlp(blob, hidden), race._race_sides,
+    points: list[int] = _contact.duel_pubeval(_policy(blob, hidden, contact), race._race_sides,
                                               CONTACT_WEIGHTS, RACE_WEIGHTS, seed, pairs)
     return points
 
@@ -285,7 +297,8 @@ def _save(run: Path, model: Model, state: dict[str, Any], best: bool = False) ->
     temporary = run / "checkpoint.tmp.npz"
     np.savez(temporary, **model.state())
     temporary.replace(run / "checkpoint.npz")
-    network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state))
+    network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state),
+                                      phase=state["config"]["phase"])
     state["network_sha256"] = network.write(run / "network.bgw")
     if best:
         network.write(run / "best.bgw")
@@ -303,7 +316,7 @@ def _provenance(state: dict[str, Any]) -> dict[str, Any]:
         "command": (f"python tools/train_network.py --run RUN --seed {config['seed']} "
                     f"--games {config['games']} --hidden {','.join(map(str, config['hidden']))} "
                     f"--lam {config['lam']} --epochs {config['epochs']} --lr {config['lr']} "
-                    f"--start {config['start']}"),
+                    f"--start {config['start']} --phase {config['phase']}"),
     }
 
 
@@ -319,6 +332,10 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "epochs": args.epochs, "lr": args.lr, "lr_decay": args.lr_decay, "batch": args.batch,
         "start": args.start, "noise": args.noise, "oneply": args.oneply,
         "oneply_mix": args.oneply_mix, "screen": args.screen, "screen_every": args.screen_every,
+        "phase": args.phase,
+        "contact": str(args.contact) if args.contact else None,
+        "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
+                           if args.contact else None),
     }
 
 
@@ -329,9 +346,14 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     iteration = state["iteration"] + 1
     hidden = tuple(config["hidden"])
     started = time.time()
+    contact: Contact = None
+    if config["phase"] == "race":
+        fixed = WeightsFile.read(Path(config["contact"]), expected_sha256=config["contact_sha256"],
+                                 phase="contact")
+        contact = (fixed.parameters, fixed.hidden)
     blob = None if model is None else WeightsFile.from_arrays(model.export()).parameters
     policy_hidden = hidden if model is not None else ()
-    chunks = [(blob, policy_hidden, chunk_seed(config["seed"], iteration, c),
+    chunks = [(blob, policy_hidden, contact, chunk_seed(config["seed"], iteration, c),
                min(CHUNK, config["games"] - c * CHUNK), config["noise"])
               for c in range((config["games"] + CHUNK - 1) // CHUNK)]
     parts = pool.map(_generate, chunks) if workers > 1 else [_generate(c) for c in chunks]
@@ -346,7 +368,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         picked = np.sort(rng.choice(len(ends), int(config["oneply"] * len(ends)), replace=False))
         picked_boards = b"".join(boards[50 * i:50 * i + 50] for i in picked)
         pieces = [picked_boards[50 * s:50 * (s + 2000)] for s in range(0, len(picked), 2000)]
-        jobs = [(blob, policy_hidden, piece) for piece in pieces]
+        jobs = [(blob, policy_hidden, contact, piece) for piece in pieces]
         done = pool.map(_roll_averages, jobs) if workers > 1 else [_roll_averages(j) for j in jobs]
         oneply = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
         mix = config["oneply_mix"]
@@ -365,7 +387,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     result: dict[str, Any] = {}
     if pairs and iteration % config["screen_every"] == 0:
         per = (pairs + workers - 1) // workers
-        jobs = [(screen_blob, hidden, chunk_seed(config["seed"], iteration, 10_000 + k),
+        jobs = [(screen_blob, hidden, contact, chunk_seed(config["seed"], iteration, 10_000 + k),
                  min(per, pairs - k * per)) for k in range(workers) if pairs - k * per > 0]
         points = np.concatenate([np.array(p) for p in (
             pool.map(_screen, jobs) if workers > 1 else [_screen(j) for j in jobs])])
@@ -400,17 +422,20 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
 
 def ship(run: Path) -> None:
     """Copy the run's best screened network (else its latest) into the package and record its
-    checksum in network.py."""
+    checksum in network.py (contact.bgw and SHIPPED_SHA256, or race.bgw and
+    SHIPPED_RACE_SHA256)."""
     source = run / "best.bgw" if (run / "best.bgw").exists() else run / "network.bgw"
     weights = WeightsFile.read(source)
     SHIP_DIR.mkdir(exist_ok=True)
-    digest = weights.write(SHIP_DIR / SHIP_NAME)
+    name, constant = (("contact.bgw", "SHIPPED_SHA256") if weights.phase == "contact"
+                      else ("race.bgw", "SHIPPED_RACE_SHA256"))
+    digest = weights.write(SHIP_DIR / name)
     module = ROOT / "bgbot" / "players" / "network.py"
     text = module.read_text()
-    start = text.index('SHIPPED_SHA256 = "') + len('SHIPPED_SHA256 = "')
+    start = text.index(f'\n{constant} = "') + len(f'\n{constant} = "')
     end = text.index('"', start)
     module.write_text(text[:start] + digest + text[end:])
-    print(f"shipped {source} as {SHIP_DIR / SHIP_NAME} (sha256 {digest}); network.py updated")
+    print(f"shipped {source} as {SHIP_DIR / name} (sha256 {digest}); network.py updated")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -439,11 +464,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="mirrored pairs against pubeval after each iteration (0: none)")
     parser.add_argument("--screen-every", type=int, default=1,
                         help="screen after every N-th iteration")
+    parser.add_argument("--phase", choices=("contact", "race"), default="contact",
+                        help="train the contact network, or the race network (with --contact)")
+    parser.add_argument("--contact", type=Path, default=None,
+                        help="race runs: the contact network that plays the contact phase")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="processes for self-play")
     parser.add_argument("--ship", action="store_true",
                         help="copy the run's network into the package and stop")
     args = parser.parse_args(argv)
+    if (args.phase == "race") != (args.contact is not None):
+        parser.error("--contact goes with --phase race, and --phase race needs it")
     run: Path = args.run
     if args.ship:
         ship(run)

@@ -416,6 +416,9 @@ typedef void (*ContactFn)(const struct EvalBase *self, const int *mover, const i
 typedef struct EvalBase {
     PyObject_HEAD
     ContactFn contact;
+    /* The race network (an Mlp) for races outside the bear-off database's zone, or NULL: then
+     * every race goes to the Python call-back (the race model). */
+    struct EvalBase *race_net;
 } EvalBase;
 
 static PyTypeObject NetType;
@@ -430,6 +433,47 @@ static const EvalBase *as_evaluator(PyObject *obj, const char *name)
                  Py_TYPE(obj)->tp_name);
     return NULL;
 }
+
+/* set_race_network(mlp or None): the network for races outside the bear-off zone. */
+static PyObject *eval_set_race_network(PyObject *self, PyObject *arg)
+{
+    EvalBase *e = (EvalBase *)self;
+    if (arg != Py_None && !PyObject_TypeCheck(arg, &MlpType)) {
+        PyErr_Format(PyExc_TypeError, "the race network must be an Mlp or None, not %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    if (arg == self || (arg != Py_None && ((EvalBase *)arg)->race_net != NULL)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "a race network must be another network without a race network");
+        return NULL;
+    }
+    EvalBase *old = e->race_net;
+    if (arg != Py_None) {
+        Py_INCREF(arg);
+        e->race_net = (EvalBase *)arg;
+    } else {
+        e->race_net = NULL;
+    }
+    Py_XDECREF((PyObject *)old);
+    Py_RETURN_NONE;
+}
+
+static PyObject *eval_race_network(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *race = (PyObject *)((EvalBase *)self)->race_net;
+    if (race == NULL)
+        Py_RETURN_NONE;
+    Py_INCREF(race);
+    return race;
+}
+
+static PyGetSetDef eval_getset[] = {
+    {"race_network", eval_race_network, NULL,
+     "The network for races outside the bear-off zone (set_race_network), or None.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyObject *tuple5(const double *v)
 {
@@ -663,7 +707,20 @@ static PyObject *Net_reduce(NetObject *self, PyObject *unused)
             PyList_SET_ITEM(head, i, value);
         }
     }
-    return Py_BuildValue("O(N)", (PyObject *)Py_TYPE(self), heads);
+    PyObject *race = self->base.race_net ? (PyObject *)self->base.race_net : Py_None;
+    return Py_BuildValue("O(N)O", (PyObject *)Py_TYPE(self), heads, race);
+}
+
+/* __setstate__(race network): what __reduce__ gave besides the weights. */
+static PyObject *eval_setstate(PyObject *self, PyObject *state)
+{
+    return eval_set_race_network(self, state);
+}
+
+static void Net_dealloc(NetObject *self)
+{
+    Py_CLEAR(self->base.race_net);
+    Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 /* ------------------------------------------------------------------- Mlp (the network) */
@@ -798,6 +855,7 @@ static void Mlp_free_arrays(MlpObject *self)
 static void Mlp_dealloc(MlpObject *self)
 {
     Mlp_free_arrays(self);
+    Py_CLEAR(self->base.race_net);
     Py_XDECREF(self->blob);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -887,7 +945,8 @@ static PyObject *Mlp_reduce(MlpObject *self, PyObject *unused)
     for (int k = 0; k < self->n_layers; k++)
         PyTuple_SET_ITEM(hidden, k, PyLong_FromLong(self->width[k + 1]));
     PyObject *blob = self->blob != NULL ? self->blob : Py_None;
-    return Py_BuildValue("O(ON)", (PyObject *)Py_TYPE(self), blob, hidden);
+    PyObject *race = self->base.race_net ? (PyObject *)self->base.race_net : Py_None;
+    return Py_BuildValue("O(ON)O", (PyObject *)Py_TYPE(self), blob, hidden, race);
 }
 
 /* outcomes(mover, opponent) -> the six outcome probabilities (for tests and training). */
@@ -954,6 +1013,13 @@ static int call_race(PyObject *race, const int *mover, const int *opponent, doub
     return 0;
 }
 
+/* Both sides have every chequer in their home boards: the bear-off database's zone, where the
+ * call-back gives exact chances. */
+static int in_bearoff_zone(const Side *me, const Side *other)
+{
+    return me->rearmost <= 6 && other->rearmost <= 6;
+}
+
 /* The exact outcome of a finished game (evaluator._terminal), `mover` on roll; 0 if the game
  * is not over. */
 static int terminal_chances(const Side *me, const Side *other, double *p)
@@ -984,6 +1050,10 @@ static int evaluate_on_roll(const EvalBase *e, const int *mover, const int *oppo
         return 0;
     if (is_contact(&me, &other)) {
         e->contact(e, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    if (e->race_net != NULL && !in_bearoff_zone(&me, &other)) {
+        e->race_net->contact(e->race_net, mover, opponent, &me, &other, p);
         return 0;
     }
     return call_race(race, mover, opponent, p);
@@ -1397,32 +1467,37 @@ static void swap_sides(int *mover, int *opponent)
     memcpy(opponent, t, sizeof t);
 }
 
-/* selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000) -> (boards, values, ends):
+/* selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0)
+ *   -> (boards, values, ends):
  *
  * Plays `games` games of the greedy 0-ply player against itself (dice from splitmix64 seeded
- * with seed + game number; the opening roll rerolled until the dice differ) and records every
- * contact position s_t with the player on roll before rolling: `boards` holds 50 bytes per
- * record (the roller's 25 counts, then the other side's), `values` 5 doubles: the chances of
- * the side on roll in the next position s_t+1 (as evaluated when the move was chosen), and
- * `ends` one byte: 1 when s_t+1 ends the record of the game (the game is over, or the
- * position is a race: `values` is then its exact outcome or race evaluation), else 0 (the
- * next record is s_t+1). Records of one game are consecutive. */
+ * with seed + game number; the opening roll rerolled until the dice differ) and records the
+ * positions of one phase, with the player on roll before rolling: phase 0 the contact
+ * positions (a game's record ends where contact ends), phase 1 the races outside the bear-off
+ * zone (it ends where both sides are in their home boards, the database's exact zone).
+ * `boards` holds 50 bytes per record (the roller's 25 counts, then the other side's), `values`
+ * 5 doubles: the chances of the side on roll in the next position s_t+1 (as evaluated when
+ * the move was chosen), and `ends` one byte: 1 when s_t+1 ends the game's record (the game
+ * is over or the phase is: `values` is then its exact outcome or the next phase's
+ * evaluation), else 0 (the next record is s_t+1). Records of one game are consecutive. */
 static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"evaluator", "race", "seed", "games", "noise", "max_plies", NULL};
+    static char *keywords[] = {"evaluator", "race", "seed", "games", "noise", "max_plies",
+                               "phase", NULL};
     PyObject *evaluator, *race;
     unsigned long long seed;
-    int games, max_plies = 10000;
+    int games, max_plies = 10000, phase = 0;
     double noise = 0.0;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|di:selfplay", keywords, &evaluator, &race,
-                                     &seed, &games, &noise, &max_plies))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|dii:selfplay", keywords, &evaluator,
+                                     &race, &seed, &games, &noise, &max_plies, &phase))
         return NULL;
     const EvalBase *e = as_evaluator(evaluator, "evaluator");
     if (e == NULL || check_race(race) < 0)
         return NULL;
-    if (games < 0) {
-        PyErr_Format(PyExc_ValueError, "games must be >= 0, got %d", games);
+    if (games < 0 || (phase != 0 && phase != 1)) {
+        PyErr_Format(PyExc_ValueError, "games must be >= 0 and phase 0 or 1, got %d and %d",
+                     games, phase);
         return NULL;
     }
     Generator g;
@@ -1447,6 +1522,11 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
                 status = -1;
                 break;
             }
+            Side me, other;
+            side_info(mover, &me);
+            side_info(opponent, &other);
+            /* phase 0: every position played is contact (a record ends where it ends) */
+            int recorded = phase == 0 || (!is_contact(&me, &other) && !in_bearoff_zone(&me, &other));
             unsigned char board[2 * N_LOCATIONS];
             for (int i = 0; i < N_LOCATIONS; i++) {
                 board[i] = (unsigned char)mover[i];
@@ -1458,13 +1538,14 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
                 break;
             }
             swap_sides(mover, opponent);
-            Side me, other;
             side_info(mover, &me);
             side_info(opponent, &other);
-            unsigned char end = (me.off == CHEQUERS || other.off == CHEQUERS ||
-                                 !is_contact(&me, &other));
-            if (buffer_add(&boards, board, sizeof board) < 0 ||
-                buffer_add(&values, value, sizeof value) < 0 || buffer_add(&ends, &end, 1) < 0) {
+            unsigned char end = me.off == CHEQUERS || other.off == CHEQUERS ||
+                                (phase == 0 ? !is_contact(&me, &other)
+                                            : in_bearoff_zone(&me, &other));
+            if (recorded && (buffer_add(&boards, board, sizeof board) < 0 ||
+                             buffer_add(&values, value, sizeof value) < 0 ||
+                             buffer_add(&ends, &end, 1) < 0)) {
                 status = -1;
                 break;
             }
@@ -1757,6 +1838,10 @@ static PyObject *contact_duel_pubeval(PyObject *module, PyObject *const *args, P
 /* ------------------------------------------------------------------------------ types */
 
 static PyMethodDef Net_methods[] = {
+    {"__setstate__", (PyCFunction)eval_setstate, METH_O, "Pickle support: the race network."},
+    {"set_race_network", (PyCFunction)eval_set_race_network, METH_O,
+     "set_race_network(mlp or None): the network for races outside the bear-off zone (None: "
+     "every race goes to the race call-back)."},
     {"__reduce__", (PyCFunction)Net_reduce, METH_NOARGS, "Pickle support: Net(weights)."},
     {"logits", (PyCFunction)(void (*)(void))Net_logits, METH_FASTCALL,
      "logits(mover, opponent) -> the five heads' logits (weights . features)."},
@@ -1788,11 +1873,17 @@ static PyTypeObject NetType = {
     .tp_doc = "Net(weights): the five linear contact heads (evaluator.HEADS order), each a "
               "sequence of N_FEATURES weights in FEATURE_NAMES order.",
     .tp_methods = Net_methods,
+    .tp_getset = eval_getset,
+    .tp_dealloc = (destructor)Net_dealloc,
     .tp_init = (initproc)Net_init,
     .tp_new = PyType_GenericNew,
 };
 
 static PyMethodDef Mlp_methods[] = {
+    {"__setstate__", (PyCFunction)eval_setstate, METH_O, "Pickle support: the race network."},
+    {"set_race_network", (PyCFunction)eval_set_race_network, METH_O,
+     "set_race_network(mlp or None): the network for races outside the bear-off zone (None: "
+     "every race goes to the race call-back)."},
     {"__reduce__", (PyCFunction)Mlp_reduce, METH_NOARGS, "Pickle support: Mlp(weights, hidden)."},
     {"outcomes", (PyCFunction)(void (*)(void))Mlp_outcomes, METH_FASTCALL,
      "outcomes(mover, opponent) -> the six outcome probabilities (win single, gammon, "
@@ -1819,6 +1910,7 @@ static PyTypeObject MlpType = {
     .tp_doc = "Mlp(weights, hidden): the contact network (network.py): N_INPUTS inputs, ReLU "
               "hidden layers of the given widths, six outcome logits.",
     .tp_methods = Mlp_methods,
+    .tp_getset = eval_getset,
     .tp_init = (initproc)Mlp_init,
     .tp_dealloc = (destructor)Mlp_dealloc,
     .tp_new = PyType_GenericNew,
@@ -1854,8 +1946,9 @@ static PyMethodDef module_methods[] = {
      "encode(boards) -> (inputs, allowed) of 50-byte boards: float32 network inputs and the "
      "six-outcome masks, as bytes."},
     {"selfplay", (PyCFunction)(void (*)(void))contact_selfplay, METH_VARARGS | METH_KEYWORDS,
-     "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000) -> (boards, values, "
-     "ends): the contact positions of greedy 0-ply self-play games (see the C source)."},
+     "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0) -> (boards, "
+     "values, ends): the contact (phase 0) or race (1) positions of greedy 0-ply self-play "
+     "games (see the C source)."},
     {"roll_averages", (PyCFunction)(void (*)(void))contact_roll_averages, METH_FASTCALL,
      "roll_averages(evaluator, race, boards) -> 5 doubles per board: its roll_average."},
     {"duel_pubeval", (PyCFunction)(void (*)(void))contact_duel_pubeval, METH_FASTCALL,

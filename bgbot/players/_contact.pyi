@@ -26,8 +26,9 @@ def encode(boards: bytes, /) -> tuple[bytes, bytes]:
     """(float32 network inputs, 6-byte outcome masks) of 50-byte boards."""
 
 def selfplay(evaluator: Net | Mlp, race: _Race, seed: int, games: int, noise: float = 0.0,
-             max_plies: int = 10000) -> tuple[bytes, bytes, bytes]:
-    """(boards, values, ends) of greedy 0-ply self-play games (see the C source)."""
+             max_plies: int = 10000, phase: int = 0) -> tuple[bytes, bytes, bytes]:
+    """(boards, values, ends) of the contact (phase 0) or race (1) positions of greedy 0-ply
+    self-play games (see the C source)."""
 
 def roll_averages(evaluator: Net | Mlp, race: _Race, boards: bytes, /) -> bytes:
     """5 doubles per 50-byte board: its roll_average."""
@@ -37,6 +38,12 @@ def duel_pubeval(evaluator: Net | Mlp, race: _Race, contact_weights: Sequence[fl
     """The evaluator's points per game in mirrored cubeless pairs against pubeval."""
 
 class _Evaluator:
+    race_network: Mlp | None
+    """The network for races outside the bear-off zone, or None (the race call-back)."""
+
+    def set_race_network(self, network: Mlp | None, /) -> None:
+        """Use ``network`` for races outside the bear-off zone (None: the race call-back)."""
+
     def contact(self, mover: Sequence[int], opponent: Sequence[int], /) -> _Five | None:
         """The chances of the player on roll, or None when the position is not for the
         contact evaluation (no contact, or a side is all off)."""

@@ -48,6 +48,7 @@ from .network import (
     chances,
     inputs,
     outcome_mask,
+    shipped_race_weights,
     shipped_weights,
 )
 from .features import (
@@ -428,7 +429,9 @@ class HeuristicEvaluator:
     ``eval``: the contact evaluation, "net" (the network of `network.py`: ``network`` or the
     shipped weights) or "linear" (the five logistic heads: ``weights`` or the tuned module);
     None (default) is "linear" when linear ``weights`` are given, else "net" when network
-    weights are installed, else "linear".
+    weights are installed, else "linear". ``race_network``: the network for races outside
+    the bear-off database (default: the shipped one with ``eval="net"``; False: none, the
+    race formulas decide).
 
     Keeps per-side caches (the side that did not move is the same for every candidate of a
     move); they are bounded and cleared when full.
@@ -443,7 +446,8 @@ class HeuristicEvaluator:
     def __init__(self, weights: dict[str, list[float]] | None = None,
                  use_bearoff: bool = True, race_spread: float | None = None,
                  compiled: bool | None = None, *, eval: str | None = None,
-                 network: WeightsFile | None = None) -> None:
+                 network: WeightsFile | None = None,
+                 race_network: WeightsFile | None | bool = None) -> None:
         if eval is None:
             eval = "linear" if weights is not None and network is None else (
                 "net" if network is not None or shipped_weights() is not None else "linear")
@@ -456,6 +460,10 @@ class HeuristicEvaluator:
                                  "train them with tools/train_network.py, or use eval='linear'")
         self.eval = eval
         self.network = network if eval == "net" else None
+        if race_network is None or race_network is True:
+            race_network = shipped_race_weights() if eval == "net" else None
+        self.race_network: WeightsFile | None = race_network or None
+        """The network for races outside the bear-off zone, or None (the race formulas)."""
         self.weights = weights if weights is not None else load_weights()
         if race_spread is None:
             given = self.weights.get(RACE_SPREAD_KEY)
@@ -496,6 +504,14 @@ class HeuristicEvaluator:
         self.compiled: bool = self._net is not None
         self._python_network = (PythonNetwork(self.network)
                                 if self.network is not None and not self.compiled else None)
+        self._race_mlp: Mlp | None = None
+        self._python_race: PythonNetwork | None = None
+        if self.race_network is not None:
+            if self._net is not None:
+                self._race_mlp = compiled_network(self.race_network)
+                self._net.set_race_network(self._race_mlp)
+            else:
+                self._python_race = PythonNetwork(self.race_network)
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
         """Per location and count: the packed facts plus each head's weighted per-point
@@ -707,15 +723,21 @@ class HeuristicEvaluator:
             self._bearoff = _load_bearoff() if self._use_bearoff else None
             self._bearoff_loaded = True
         database = self._bearoff
-        if database is not None and not any(mover[6:]) and not any(opponent[6:]):
-            exact = database.probabilities(
-                position if position is not None else Position._trusted(opponent, mover))
-            if exact is not None:
-                return exact
+        if not any(mover[6:]) and not any(opponent[6:]):  # the bear-off zone
+            if database is not None:
+                exact = database.probabilities(
+                    position if position is not None else Position._trusted(opponent, mover))
+                if exact is not None:
+                    return exact
+        elif self._race_mlp is not None:
+            return chances(self._race_mlp.outcomes(mover, opponent))
+        elif self._python_race is not None:
+            return self._python_race.chances_for(mover, opponent)
         return race_chances(self._race_side(mover), self._race_side(opponent), self.race_spread)
 
     def evaluate_race(self, position: Position) -> Probabilities:
-        """A race: the bear-off database when it fits, else the race formulas."""
+        """A race: the bear-off database when both sides are home, else the race network
+        (``race_network``) or the race formulas."""
         return self._race_sides(position.mover, position.opponent, position)
 
     def race_probit(self, position: Position) -> float:

@@ -69,10 +69,16 @@ FORMAT = 1
 """Version of the weights file layout (`WeightsFile`)."""
 MAGIC = b"BGBOTNET"
 
+PHASES = ("contact", "race")
+"""What a network evaluates: contact positions, or races outside the bear-off database."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
-"""The network the player uses by default (``tools/train_network.py --ship`` writes it)."""
+"""The contact network the player uses by default (``tools/train_network.py --ship``)."""
 SHIPPED_SHA256 = ""
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
+SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
+"""The race network the player uses by default (``tools/train_network.py --phase race``)."""
+SHIPPED_RACE_SHA256 = ""
+"""The SHA-256 of `SHIPPED_RACE_FILE` ("": none shipped yet; races use the race model)."""
 
 
 def input_layout() -> str:
@@ -133,8 +139,12 @@ class WeightsFile:
     """The float32 parameters, little-endian, as the file holds them."""
     provenance: dict[str, Any] = field(default_factory=dict)
     """How the weights were made (command, seeds, data sizes), for the record."""
+    phase: str = "contact"
+    """What the network evaluates (`PHASES`)."""
 
     def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise WeightsError(f"unknown network phase {self.phase!r}")
         if len(self.parameters) != 4 * parameter_count(self.hidden):
             raise WeightsError(f"{len(self.parameters)} bytes of parameters do not fit a network "
                                f"with hidden layers {list(self.hidden)}")
@@ -143,7 +153,7 @@ class WeightsFile:
         header = json.dumps({
             "format": FORMAT, "input_layout": input_layout(), "inputs": N_INPUTS,
             "hidden": list(self.hidden), "outcomes": len(OUTCOMES), "activation": "relu",
-            "provenance": self.provenance,
+            "phase": self.phase, "provenance": self.provenance,
         }, sort_keys=True).encode()
         body = MAGIC + struct.pack("<I", len(header)) + header + self.parameters
         return body + hashlib.sha256(body).digest()
@@ -175,17 +185,29 @@ class WeightsFile:
                 or not all(isinstance(w, int) and w > 0 for w in hidden)
                 or header.get("outcomes") != len(OUTCOMES) or header.get("activation") != "relu"):
             raise WeightsError(f"{name}: unsupported network shape in the header")
+        phase = header.get("phase", "contact")
+        if phase not in PHASES:
+            raise WeightsError(f"{name}: a network for {phase!r}, not one of {', '.join(PHASES)}")
         return cls(tuple(hidden), bytes(body[start + length:]),
-                   dict(header.get("provenance") or {}))
+                   dict(header.get("provenance") or {}), phase)
 
     @classmethod
-    def read(cls, path: Path, expected_sha256: str | None = None) -> WeightsFile:
-        """`from_bytes` of a file; with ``expected_sha256``, the whole file must have it."""
-        data = path.read_bytes()
+    def read(cls, path: Path, expected_sha256: str | None = None,
+             phase: str | None = None) -> WeightsFile:
+        """`from_bytes` of a file; with ``expected_sha256``, the whole file must have it; with
+        ``phase``, it must be a network for that phase."""
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise WeightsError(f"{path}: cannot read the weights file ({error.strerror})") from None
         if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
             raise WeightsError(f"{path}: not the weights this bgbot was built with (its SHA-256 "
                                f"is not {expected_sha256[:16]}...): reinstall bgbot")
-        return cls.from_bytes(data, str(path))
+        weights = cls.from_bytes(data, str(path))
+        if phase is not None and weights.phase != phase:
+            raise WeightsError(f"{path}: a {weights.phase} network, where a {phase} network is "
+                               "needed")
+        return weights
 
     def write(self, path: Path) -> str:
         """Write the file atomically; returns its SHA-256 (hex)."""
@@ -213,22 +235,34 @@ class WeightsFile:
 
     @classmethod
     def from_arrays(cls, layers: Sequence[tuple[np.ndarray, np.ndarray]],
-                    provenance: dict[str, Any] | None = None) -> WeightsFile:
+                    provenance: dict[str, Any] | None = None,
+                    phase: str = "contact") -> WeightsFile:
         """The file for per-layer (weights [inputs x outputs], biases) arrays."""
         import numpy as np
 
         hidden = tuple(int(w.shape[1]) for w, _ in layers[:-1])
         parts = [np.ascontiguousarray(a, dtype="<f4").ravel() for layer in layers for a in layer]
-        return cls(hidden, np.concatenate(parts).tobytes(), dict(provenance or {}))
+        return cls(hidden, np.concatenate(parts).tobytes(), dict(provenance or {}), phase)
 
 
 @cache
 def shipped_weights() -> WeightsFile | None:
-    """The shipped network (`SHIPPED_FILE`, checked against `SHIPPED_SHA256`), read once per
-    process; None when none is shipped. A file that does not match raises `WeightsError`."""
+    """The shipped contact network (`SHIPPED_FILE`, checked against `SHIPPED_SHA256`), read
+    once per process; None when none is shipped. A file that does not match raises
+    `WeightsError`."""
     if not SHIPPED_SHA256:
         return None
-    return WeightsFile.read(SHIPPED_FILE, expected_sha256=SHIPPED_SHA256)
+    return WeightsFile.read(SHIPPED_FILE, expected_sha256=SHIPPED_SHA256, phase="contact")
+
+
+@cache
+def shipped_race_weights() -> WeightsFile | None:
+    """The shipped race network (`SHIPPED_RACE_FILE`, checked against `SHIPPED_RACE_SHA256`),
+    or None when none is shipped."""
+    if not SHIPPED_RACE_SHA256:
+        return None
+    return WeightsFile.read(SHIPPED_RACE_FILE, expected_sha256=SHIPPED_RACE_SHA256,
+                            phase="race")
 
 
 def parameter_count(hidden: Sequence[int]) -> int:

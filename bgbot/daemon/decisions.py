@@ -14,9 +14,10 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..agents.base import Agent, PlayerAgent
-from ..agents.spec import create_agent, parse_agent_spec
+from ..agents.spec import parse_agent_spec
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
+from ..deciders import create_agent
 from ..players.base import Context, Probabilities, TakeDecision
 from .protocol import ErrorCode, ProtocolError
 from .wire import DecisionRequest, decision_request, evaluation_to_wire

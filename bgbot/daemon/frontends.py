@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from ..agents.spec import create_agent
+from ..deciders import create_agent
 from ..core.errors import BgbotError
 from .config import (
     Config,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..agents.base import Agent
-from ..agents.spec import create_agent
+from ..deciders import create_agent
 from ..core.game import Game, Phase
 from ..core.position import Play, Position
 from ..formats.gnubgid import GameState, encode_gnubgid

@@ -37,7 +37,7 @@ from typing import Any, Awaitable, Callable
 import zmq
 
 from .. import __version__
-from ..agents.spec import create_agent, known_agents
+from ..deciders import create_agent, known_agents
 from ..core.errors import BgbotError
 from .config import (
     Config,

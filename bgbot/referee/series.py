@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..agents.base import Agent
-from ..agents.spec import create_agent
+from ..deciders import create_agent
 from ..core.dice import DiceSource, MirroredDice, SeededDice
 from ..core.rules import Rules
 from . import events as ev

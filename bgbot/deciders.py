@@ -7,16 +7,21 @@ wherever `create_agent` and `known_agents` come from here: the CLI, the daemon a
 workers, the referee and the frontends.
 
 ``$BGBOT_AGENT_MODULES`` (comma-separated module names) adds kinds from outside bgbot: each
-module is imported here and registers its kinds with `bgbot.agents.register_agent`; the
-daemon's worker processes inherit the variable, so they know the same kinds.
+module is imported before the first agent is built or listed, and registers its kinds with
+`bgbot.agents.register_agent`; the daemon's worker processes inherit the variable, so they
+know the same kinds.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 
-from .agents.spec import create_agent, known_agents
+from .agents import spec as _registry
+from .agents.base import Agent
+from .agents.spec import AgentSpec
+from .core.errors import FormatError
 from .engines import gnubg as _gnubg  # noqa: F401  (registers gnubg)
 from .engines import ubgi as _ubgi  # noqa: F401  (registers ubgi)
 
@@ -26,13 +31,22 @@ AGENT_MODULES = "BGBOT_AGENT_MODULES"
 """The environment variable naming more modules that register agent kinds."""
 
 
+@functools.cache
 def _import_extra_kinds() -> None:
     for name in filter(None, (part.strip() for part in os.environ.get(AGENT_MODULES, "").split(","))):
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            raise ImportError(f"${AGENT_MODULES} names {name!r}, which cannot be imported: "
-                              f"{exc}") from exc
+            raise FormatError(f"${AGENT_MODULES}", name, f"cannot be imported: {exc}") from None
 
 
-_import_extra_kinds()
+def create_agent(spec: str | AgentSpec, *, seed: int = 0) -> Agent:
+    """Build the agent a spec names (`bgbot.agents.spec.create_agent`, every kind known)."""
+    _import_extra_kinds()
+    return _registry.create_agent(spec, seed=seed)
+
+
+def known_agents() -> dict[str, str]:
+    """Every agent name with its one-line summary, for --help texts."""
+    _import_extra_kinds()
+    return _registry.known_agents()

@@ -4,6 +4,7 @@ against small scripted engines that crash, hang, cheat or support chequer play o
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -229,3 +230,18 @@ def test_take_uses_the_go_take_extension() -> None:
 def test_error_reply_carries_the_code() -> None:
     error = UbgiErrorReply("go cube", "unsupported", "go cube")
     assert error.code == "unsupported" and "go cube" in str(error)
+
+
+def test_one_engine_serves_several_event_loops_without_a_restart() -> None:
+    """The engine's channel belongs to no event loop (one model with gnubg's): successive
+    ``asyncio.run`` calls use the same process, and closing leaves none behind."""
+    agent = UbgiEngine(ENGINE, strict=True, timeout=60)
+    first = asyncio.run(agent.choose_play(Position.initial(), (6, 1), Context()))
+    pid = agent.pid
+    second = asyncio.run(agent.choose_play(Position.initial(), (6, 1), Context()))
+    assert first == second and pid is not None and agent.pid == pid
+    assert agent.stats.starts == 1 and agent.stats.restarts == 0
+    asyncio.run(agent.close())
+    assert agent.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -27,8 +27,8 @@ from typing import Any, Callable, Protocol
 
 from ..agents.base import Agent
 from ..agents.spec import AgentMaker
-from ..deciders import create_agent
 from ..core.errors import BgbotError
+from ..deciders import create_agent
 from .config import (
     Config,
     GnubgPlayerConfig,

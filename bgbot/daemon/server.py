@@ -37,9 +37,9 @@ from typing import Any, Awaitable, Callable
 import zmq
 
 from .. import __version__
-from ..deciders import create_agent, known_agents
 from ..agents.base import Agent
 from ..core.errors import BgbotError
+from ..deciders import create_agent, known_agents
 from .config import (
     Config,
     ConfigError,

@@ -41,8 +41,8 @@ from typing import Callable
 from ..agents.base import Agent
 from ..agents.spec import AgentMaker, parse_agent_spec
 from ..core.errors import FormatError
-from ..deciders import create_agent
 from ..core.rules import Rules
+from ..deciders import create_agent
 from .gnubg_log import JsonLinesLog
 from .gnubg_session import GNUBG_DEFAULT_RULES, PlayerSession
 

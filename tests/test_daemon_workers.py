@@ -77,7 +77,8 @@ def test_a_decision_pool_answers_times_out_and_replaces_dead_workers(tmp_path: A
 def test_frontend_players_decide_in_the_workers_as_they_would_at_home(tmp_path: Any) -> None:
     """`frontend_agent`: engines and (with quick decisions) 0-ply players stay as they are; a
     1-ply player becomes a `PooledAgent` whose decisions, made by a worker, are the ones the
-    same player makes in this process; a decision the workers cannot make raises."""
+    same player makes in this process; a decision the workers cannot make (they have stopped)
+    raises `DecisionFailed`."""
     from bgbot.agents.base import PlayerAgent
     from bgbot.core.context import Context
     from bgbot.deciders import create_agent
@@ -112,11 +113,9 @@ def test_frontend_players_decide_in_the_workers_as_they_would_at_home(tmp_path: 
             assert await pooled.offer_resignation(race, money) == \
                 await home.offer_resignation(race, money)
             assert await pooled.take_decision(Position.initial(), money) is TakeDecision.TAKE
-            hurried = frontend_agent("heuristic:plies=1", 5, pool, quick=True,
-                                     timeout=lambda: 0.0)
-            with pytest.raises(DecisionFailed):
-                await hurried.choose_play(Position.initial(), (1, 1), money)
         finally:
             await pool.close()
+        with pytest.raises(DecisionFailed, match="stopping"):
+            await pooled.choose_play(Position.initial(), (1, 1), money)
 
     asyncio.run(run())

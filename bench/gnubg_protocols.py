@@ -61,7 +61,7 @@ async def main_async(positions: int, plies: int, data: Path) -> None:
         begin = time.perf_counter()
         await engine.start()
         startup = time.perf_counter() - begin
-        print(f"gnubg {engine.server.version} started in {startup * 1e3:.0f} ms "
+        print(f"gnubg {engine.process.version} started in {startup * 1e3:.0f} ms "
               f"(pid {engine.pid}); {plies}-ply")
         total, latencies = await _timed(
             [lambda p=p, d=d: engine.choose_play(p, d, context) for p, d in cases])

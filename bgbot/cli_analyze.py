@@ -39,7 +39,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from .analyze import analyze_match, format_analysis
+    from .engines.analysis import analyze_match, format_analysis
 
     analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout)
     if args.json:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from .agents.spec import known_agents
+from .deciders import known_agents
 
 if TYPE_CHECKING:
     from .frontends.bgammon import BgammonAccount

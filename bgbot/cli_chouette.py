@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .agents.spec import known_agents
+from .deciders import known_agents
 
 if TYPE_CHECKING:
     from .referee.chouette import ChouetteGame, Seating
@@ -150,7 +150,7 @@ class _Board:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .agents.spec import create_agent
+    from .deciders import create_agent
     from .core.dice import SeededDice
     from .core.errors import BgbotError
     from .core.rules import Rules

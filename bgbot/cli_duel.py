@@ -48,7 +48,7 @@ pair holding its two games; match play: one per match).
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    from .agents.spec import known_agents
+    from .deciders import known_agents
 
     agents = "\n".join(f"  {name:<11}{summary}" for name, summary in known_agents().items())
     p = sub.add_parser(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .agents.spec import known_agents
+from .deciders import known_agents
 from .core.rules import Rules
 
 _EPILOG = """\

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bgbot.agents.base import Agent
-from bgbot.agents.spec import create_agent
+from bgbot.deciders import create_agent
 from bgbot.core.context import Context, CubeOwner
 from bgbot.core.dice import ScriptedDice, SeededDice
 from bgbot.core.game import Doubled, Phase

@@ -17,14 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bgbot.agents.spec import create_agent
+from bgbot.deciders import create_agent
 from bgbot.core.context import Context, CubeOwner
 from bgbot.core.dice import SeededDice
 from bgbot.core.errors import FormatError
 from bgbot.core.position import Play, Position
 from bgbot.core.rules import Rules
 from bgbot.engines import gnubg as gnubg_module
-from bgbot.engines.gnubg import MAX_LINE, GnubgEngine, GnubgError, _board_line, register
+from bgbot.engines.gnubg import MAX_LINE, GnubgEngine, _board_line
+from bgbot.engines.process import EngineError
 from bgbot.formats.fibsboard import Request
 from bgbot.players.base import TakeDecision
 from bgbot.referee import Referee
@@ -114,7 +115,6 @@ def test_the_widest_possible_board_fits() -> None:
 
 
 def test_agent_spec_options_are_checked() -> None:
-    register()
     engine = create_agent("gnubg:plies=1,noise=0.02,seed=5")
     assert isinstance(engine, GnubgEngine)
     assert (engine.plies, engine.noise, engine.seed) == (1, 0.02, 5)
@@ -144,7 +144,7 @@ class _ScriptedServer:
 
 def _scripted(replies: list[str]) -> GnubgEngine:
     engine = GnubgEngine()
-    engine.server = _ScriptedServer(replies)  # type: ignore[assignment]
+    engine.process = _ScriptedServer(replies)  # type: ignore[assignment]
     return engine
 
 
@@ -193,7 +193,7 @@ def test_money_requests_always_say_whether_jacoby_applies() -> None:
                                                                rules=Rules(crawford=False)))
 
     asyncio.run(ask())
-    lines = engine.server.lines  # type: ignore[attr-defined]
+    lines = engine.process.lines  # type: ignore[attr-defined]
     assert lines[0].endswith(" jacobyrule on")
     assert lines[1].endswith(" jacobyrule off")
     assert lines[2].endswith(" crawfordrule off")
@@ -449,7 +449,7 @@ def test_a_missing_gnubg_is_reported(tmp_path: Any) -> None:
     engine = GnubgEngine(binary=str(tmp_path / "no-such-gnubg"))
 
     async def ask() -> None:
-        with pytest.raises(GnubgError):
+        with pytest.raises(EngineError):
             await engine.choose_play(Position.initial(), (3, 1), MONEY)
         await engine.close()
 

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pytest
 
 from bgbot.agents.base import Agent
-from bgbot.agents.spec import create_agent
+from bgbot.deciders import create_agent
 from bgbot.core.game import (
     Beavered,
     Doubled,

@@ -526,7 +526,7 @@ def test_error_reply_is_a_valid_error_message() -> None:
 def referee_events() -> list[ev.Event]:
     import asyncio
 
-    from bgbot.agents.spec import create_agent
+    from bgbot.deciders import create_agent
     from bgbot.referee import Referee
 
     seen: list[ev.Event] = []

@@ -8,7 +8,8 @@ from typing import Sequence
 import pytest
 
 from bgbot import Rules
-from bgbot.agents import PlayerAgent, create_agent, parse_agent_spec
+from bgbot.agents import PlayerAgent, parse_agent_spec
+from bgbot.deciders import create_agent
 from bgbot.agents.base import Agent
 from bgbot.core.context import Context
 from bgbot.core.dice import ScriptedDice, SeededDice

@@ -4,16 +4,18 @@ against small scripted engines that crash, hang, cheat or support chequer play o
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from bgbot.agents.spec import create_agent
+from bgbot.deciders import create_agent
 from bgbot.core.dice import SeededDice
 from bgbot.core.position import Position
-from bgbot.engines.ubgi import UbgiEngine, UbgiError, UbgiErrorReply, UbgiNotFound, create
+from bgbot.engines.process import EngineError, EngineNotFound
+from bgbot.engines.ubgi import UbgiEngine, UbgiErrorReply, create
 from bgbot.agents.spec import parse_agent_spec
 from bgbot.players.base import Context, TakeDecision
 from bgbot.referee.referee import Referee
@@ -103,7 +105,7 @@ def test_agent_spec_builds_the_client_and_passes_engine_keys() -> None:
         await agent.start()
         try:
             play = await agent.choose_play(Position.initial(), (6, 1), Context())
-            assert await agent._request([], "go chequer", "bestmove")  # same engine state
+            assert await agent.process.ask([], "go chequer", "bestmove", agent.timeout)  # same state
             return str(play)
         finally:
             await agent.close()
@@ -138,7 +140,7 @@ def test_spec_errors_name_the_option() -> None:
 
 def test_missing_binary_raises_not_found() -> None:
     agent = UbgiEngine(["/nonexistent/ubgi-engine"])
-    with pytest.raises(UbgiNotFound):
+    with pytest.raises(EngineNotFound):
         asyncio.run(agent.start())
 
 
@@ -180,7 +182,7 @@ def test_engine_that_keeps_dying_falls_back_or_raises(chaos) -> None:  # type: i
     # an engine that exits before answering anything, at every start
     dead = [sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(4)"]
     strict = UbgiEngine(dead, strict=True, retries=1, start_timeout=20)
-    with pytest.raises(UbgiError):
+    with pytest.raises(EngineError):
         asyncio.run(ask(strict))
     lenient = UbgiEngine(dead, retries=1, start_timeout=20)
     assert asyncio.run(ask(lenient)) == "13/7 8/7"  # the heuristic fallback's choice
@@ -197,7 +199,7 @@ def test_illegal_bestmove_is_refused_by_the_rules_core(chaos) -> None:  # type: 
     lenient = UbgiEngine(chaos("illegal"))
     assert asyncio.run(ask(lenient)) == "13/7 8/7"
     assert lenient.stats.unusable == 1 and lenient.stats.fallbacks == 1
-    with pytest.raises(UbgiError, match="24/1"):
+    with pytest.raises(EngineError, match="24/1"):
         asyncio.run(ask(UbgiEngine(chaos("illegal"), strict=True)))
 
 
@@ -228,3 +230,18 @@ def test_take_uses_the_go_take_extension() -> None:
 def test_error_reply_carries_the_code() -> None:
     error = UbgiErrorReply("go cube", "unsupported", "go cube")
     assert error.code == "unsupported" and "go cube" in str(error)
+
+
+def test_one_engine_serves_several_event_loops_without_a_restart() -> None:
+    """The engine's channel belongs to no event loop (one model with gnubg's): successive
+    ``asyncio.run`` calls use the same process, and closing leaves none behind."""
+    agent = UbgiEngine(ENGINE, strict=True, timeout=60)
+    first = asyncio.run(agent.choose_play(Position.initial(), (6, 1), Context()))
+    pid = agent.pid
+    second = asyncio.run(agent.choose_play(Position.initial(), (6, 1), Context()))
+    assert first == second and pid is not None and agent.pid == pid
+    assert agent.stats.starts == 1 and agent.stats.restarts == 0
+    asyncio.run(agent.close())
+    assert agent.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bgbot.core.context import CubeOwner
 from bgbot.core.position import Position
-from bgbot.engines.ubgi import KeySpec, format_ubgi_play, match_state_for, parse_ubgi_play
+from bgbot.engines.ubgi_protocol import KeySpec, format_ubgi_play, match_state_for, parse_ubgi_play
 from bgbot.formats.gnubgid import MatchState, encode_gnubgid
 from bgbot.formats.xgid import encode_xgid, gnubg_to_xgid
 from bgbot.frontends.ubgi import UbgiSession, context_from_state, serve_streams

@@ -1,19 +1,26 @@
 """Agent specs: ``NAME[:key=value,...]`` text -> an Agent, one syntax everywhere.
 
-Examples: ``heuristic``, ``heuristic:plies=1,noise=0.02``, ``pubeval``, ``random:seed=3``.
-Engines register themselves here as they are added (``gnubg:plies=0``, ``ubgi:command=...``).
+Examples: ``heuristic``, ``heuristic:plies=1,noise=0.02``, ``pubeval``, ``random:seed=3``,
+``gnubg:plies=0``, ``ubgi:command=...``.
+
+Each kind of agent registers itself where it is defined (`register_agent`): the in-process
+players in `bgbot.agents.players`, each engine in its module under `bgbot.engines`; a kind's
+factory reads its options with `Options`. This module imports none of them: `bgbot.deciders`
+imports every kind bgbot ships, so code that turns user text into agents takes `create_agent`
+and `known_agents` from there, with the registry complete.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, TypeVar
 
 from ..core.errors import FormatError
-from .base import Agent, PlayerAgent
+from .base import Agent
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,11 @@ def parse_agent_spec(text: str) -> AgentSpec:
     return AgentSpec(name, options)
 
 
-class _Options:
-    """Typed access to a spec's options that reports unknown and malformed ones by name."""
+class Options:
+    """Typed access to a spec's options that reports unknown and malformed ones by name.
+
+    ``allowed`` maps each option a kind knows to a short description (for the error that
+    names an unknown one)."""
 
     def __init__(self, spec: AgentSpec, allowed: dict[str, str]) -> None:
         self.spec = spec
@@ -64,27 +74,23 @@ class _Options:
             )
 
     def integer(self, key: str, default: int, low: int = 0, high: int = 10**9) -> int:
-        raw = self.spec.options.get(key)
-        if raw is None:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise FormatError(f"agent {self.spec.name!r} option {key}", raw, "expected an integer") from None
-        if not low <= value <= high:
-            raise FormatError(f"agent {self.spec.name!r} option {key}", raw, f"must be {low}..{high}")
-        return value
+        return self._ranged(key, default, low, high, int, "an integer")
 
     def number(self, key: str, default: float, low: float = 0.0, high: float = 1e9) -> float:
+        return self._ranged(key, default, low, high, float, "a number")
+
+    def _ranged(self, key: str, default: N, low: N, high: N, convert: Callable[[str], N],
+                expected: str) -> N:
         raw = self.spec.options.get(key)
         if raw is None:
             return default
+        what = f"agent {self.spec.name!r} option {key}"
         try:
-            value = float(raw)
+            value = convert(raw)
         except ValueError:
-            raise FormatError(f"agent {self.spec.name!r} option {key}", raw, "expected a number") from None
+            raise FormatError(what, raw, f"expected {expected}") from None
         if not low <= value <= high:
-            raise FormatError(f"agent {self.spec.name!r} option {key}", raw, f"must be {low}..{high}")
+            raise FormatError(what, raw, f"must be {low}..{high}")
         return value
 
     def flag(self, key: str, default: bool) -> bool:
@@ -118,21 +124,30 @@ def option_value(text: str) -> bool | int | float | str:
 AgentFactory = Callable[[AgentSpec, int], Agent]
 """Builds an agent from its spec and a seed (each seat gets its own noise stream)."""
 
+AgentMaker = Callable[[str, int], Agent]
+"""Builds an agent from spec text and a seed: `create_agent`, or a host's own placement (the
+daemon runs in-process players in its decision workers)."""
+
 _REGISTRY: dict[str, tuple[AgentFactory, str]] = {}
 
 
 def register_agent(name: str, factory: AgentFactory, summary: str) -> None:
-    """Make ``name`` usable in agent specs everywhere (CLI, daemon, duels)."""
+    """Make ``name`` usable in agent specs everywhere (CLI, daemon, duels); called once, by
+    the module that defines the kind."""
     _REGISTRY[name] = (factory, summary)
 
 
 def known_agents() -> dict[str, str]:
-    """Agent names with a one-line summary each, for --help texts."""
+    """Agent names with a one-line summary each, for --help texts (the kinds registered so far:
+    `bgbot.deciders` has them all)."""
     return {name: summary for name, (_, summary) in sorted(_REGISTRY.items())}
 
 
 def create_agent(spec: str | AgentSpec, *, seed: int = 0) -> Agent:
-    """Build the agent a spec names. ``seed`` feeds its noise or randomness, if it has any."""
+    """Build the agent a spec names. ``seed`` feeds its noise or randomness, if it has any.
+
+    Knows the kinds registered so far; `bgbot.deciders` (which re-exports this function)
+    imports them all."""
     parsed = parse_agent_spec(spec) if isinstance(spec, str) else spec
     entry = _REGISTRY.get(parsed.name)
     if entry is None:
@@ -142,55 +157,3 @@ def create_agent(spec: str | AgentSpec, *, seed: int = 0) -> Agent:
     agent = entry[0](parsed, seed)
     agent.name = str(parsed)
     return agent
-
-
-def _heuristic(spec: AgentSpec, seed: int) -> Agent:
-    from ..players.heuristic import HeuristicPlayer
-
-    opts = _Options(spec, {"plies": "0 or 1, look-ahead depth", "noise": "equity noise, e.g. 0.02",
-                           "seed": "noise seed"})
-    return PlayerAgent(
-        HeuristicPlayer(
-            plies=opts.integer("plies", 0, 0, 1),
-            noise=opts.number("noise", 0.0, 0.0, 10.0),
-            seed=opts.integer("seed", seed),
-        )
-    )
-
-
-def _pubeval(spec: AgentSpec, seed: int) -> Agent:
-    from ..players.pubeval import PubevalPlayer
-
-    _Options(spec, {})
-    return PlayerAgent(PubevalPlayer())
-
-
-def _random(spec: AgentSpec, seed: int) -> Agent:
-    from ..players.random_player import RandomPlayer
-
-    opts = _Options(spec, {"seed": "random seed", "cube": "on = random cube actions too"})
-    return PlayerAgent(RandomPlayer(seed=opts.integer("seed", seed), cube=opts.flag("cube", False)))
-
-
-register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1, noise=X)")
-register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
-register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")
-
-
-def _gnubg(spec: AgentSpec, seed: int) -> Agent:
-    from ..engines.gnubg import create  # imported lazily: gnubg is optional and starts a process
-
-    return create(spec, seed)
-
-
-register_agent("gnubg", _gnubg, "GNU Backgammon's engine, run headless (plies=N, noise=X, seed=S)")
-
-
-def _ubgi(spec: AgentSpec, seed: int) -> Agent:
-    from ..engines.ubgi import create  # imported lazily: starts a subprocess when first asked
-
-    return create(spec, seed)
-
-
-register_agent("ubgi", _ubgi, "any UBGI engine as a subprocess (command=PATH ARGS, timeout=SEC, "
-               "fallback=AGENT, engine.KEY=VALUE)")

@@ -20,6 +20,7 @@ from ..core.errors import BgbotError, FormatError
 from .config import ServerAccountConfig
 
 if TYPE_CHECKING:
+    from ..agents.base import Agent
     from ..frontends.bgammon import BgammonAccount
     from ..frontends.fibs import FibsAccount
     from ..frontends.invitations import InvitationPolicy
@@ -118,18 +119,19 @@ def check_account(kind: str, entry: ServerAccountConfig) -> tuple[str, str] | No
 
 
 def fibs_client(entry: ServerAccountConfig, *, logs_dir: Path, state_path: Path,
-                on_event: EventListener) -> Any:
-    """A `FibsClient` for a ``[[fibs.accounts]]`` table, reporting its events to ``on_event``."""
+                on_event: EventListener, agent: Agent | None = None) -> Any:
+    """A `FibsClient` for a ``[[fibs.accounts]]`` table, reporting its events to ``on_event``
+    (playing with ``agent`` when given, else with one it builds from the account's spec)."""
     from ..frontends.fibs import FibsClient
 
     return FibsClient(fibs_account(entry, logs_dir=logs_dir, state_path=state_path),
-                      listener=on_event)
+                      listener=on_event, agent=agent)
 
 
 def bgammon_client(entry: ServerAccountConfig, *, logs_dir: Path, state_path: Path,
-                   on_event: EventListener) -> Any:
-    """A `BgammonClient` for a ``[[bgammon.accounts]]`` table."""
+                   on_event: EventListener, agent: Agent | None = None) -> Any:
+    """A `BgammonClient` for a ``[[bgammon.accounts]]`` table (``agent`` as `fibs_client`)."""
     from ..frontends.bgammon import BgammonClient
 
     return BgammonClient(bgammon_account(entry, logs_dir=logs_dir, state_path=state_path),
-                         on_event=on_event)
+                         on_event=on_event, agent=agent)

@@ -573,7 +573,8 @@ def _convert(kind: Any, value: Any, key: str, locate: _Locator) -> Any:
 
 
 def _validate(config: Config, locate: _Locator) -> None:
-    from ..agents.spec import known_agents, parse_agent_spec
+    from ..agents.spec import parse_agent_spec
+    from ..deciders import known_agents
 
     def check_agent(key: str, spec: str) -> None:
         try:

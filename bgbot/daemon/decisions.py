@@ -1,7 +1,8 @@
 """Answering decision requests (evaluate, choose_play, cube / take / resign decisions).
 
 The same code runs in the decision worker processes and, with ``inline_decisions``, on the
-daemon's event loop. Requests are decoded by `bgbot.daemon.wire`; agents come from agent specs
+daemon's event loop. The workers also answer the decisions of the frontends' in-process
+players (`answer_call`, asked by `bgbot.daemon.workers.PooledAgent`). Requests are decoded by `bgbot.daemon.wire`; agents come from agent specs
 and are kept started in an `AgentCache`. Answers from agents that live outside the process
 (engines) are checked with the rules core before they are returned.
 """
@@ -14,9 +15,10 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..agents.base import Agent, PlayerAgent
-from ..agents.spec import create_agent, parse_agent_spec
+from ..agents.spec import parse_agent_spec
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
+from ..deciders import create_agent
 from ..players.base import Context, Probabilities, TakeDecision
 from .protocol import ErrorCode, ProtocolError
 from .wire import DecisionRequest, decision_request, evaluation_to_wire
@@ -46,34 +48,35 @@ def is_quick(spec: str) -> bool:
 
 
 class AgentCache:
-    """Started agents by spec, least recently used dropped (and closed) past ``size``."""
+    """Started agents by spec and seed, least recently used dropped (and closed) past ``size``."""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
-        self._agents: OrderedDict[str, Agent] = OrderedDict()
+        self._agents: OrderedDict[tuple[str, int], Agent] = OrderedDict()
 
-    async def get(self, spec: str) -> Agent:
-        agent = self._agents.get(spec)
+    async def get(self, spec: str, seed: int = 0) -> Agent:
+        key = (spec, seed)
+        agent = self._agents.get(key)
         if agent is not None:
-            self._agents.move_to_end(spec)
+            self._agents.move_to_end(key)
             return agent
         try:
-            agent = create_agent(spec)
+            agent = create_agent(spec, seed=seed)
         except BgbotError as exc:
             raise ProtocolError(ErrorCode.BAD_VALUE, f"agent: {exc}",
                             {"field": "agent", "reason": str(exc)}) from None
         await agent.start()
-        self._agents[spec] = agent
+        self._agents[key] = agent
         while len(self._agents) > self.size:
             _, old = self._agents.popitem(last=False)
             await _close_quietly(old)
         return agent
 
-    def peek(self, spec: str) -> Agent | None:
+    def peek(self, spec: str, seed: int = 0) -> Agent | None:
         """The started agent for ``spec`` if there is one (no creation)."""
-        agent = self._agents.get(spec)
+        agent = self._agents.get((spec, seed))
         if agent is not None:
-            self._agents.move_to_end(spec)
+            self._agents.move_to_end((spec, seed))
         return agent
 
     async def close(self) -> None:
@@ -134,6 +137,23 @@ def answer_now(msg_type: str, content: Mapping[str, Any], agents: AgentCache, *,
         return result
     step.close()  # pragma: no cover - a PlayerAgent never awaits
     raise RuntimeError(f"{spec} awaited something; in-process players must not")
+
+
+AGENT_DECISIONS = frozenset({"choose_play", "should_double", "take_decision",
+                             "offer_resignation", "accept_resignation"})
+"""The `Agent` methods `answer_call` runs."""
+
+
+async def answer_call(agents: AgentCache, spec: str, seed: int, method: str,
+                      board: tuple[tuple[int, ...], tuple[int, ...]],
+                      args: tuple[Any, ...]) -> Any:
+    """``method(position, *args)`` of the agent ``spec`` / ``seed``, kept in ``agents``;
+    ``board`` is the position's (opponent, mover) counts."""
+    if method not in AGENT_DECISIONS:
+        raise ProtocolError(ErrorCode.BAD_VALUE, f"{method} is not an agent decision",
+                            {"field": "method", "reason": "unknown"})
+    agent = await agents.get(spec, seed)
+    return await getattr(agent, method)(Position(*board), *args)
 
 
 async def _decide(msg_type: str, request: DecisionRequest, agent: Agent, spec: str,

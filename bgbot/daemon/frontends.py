@@ -9,7 +9,9 @@ lists and reconfigures them alike:
 - ``bgammon``: an account on a bgammon.org-compatible server (``[[bgammon.accounts]]``).
 
 Server accounts are configured only in the file (their passwords must not travel in a
-request). Each frontend answers on the daemon's event loop; its games are logged under
+request). Each frontend answers on the daemon's event loop, and its agent comes from
+``make_agent`` (the daemon's runs in-process players in its decision workers, so no decision
+holds the loop up); its games are logged under
 ``<logs_dir>/<kind>/`` and, for server accounts, every game event also goes to the store.
 """
 
@@ -23,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from ..agents.spec import create_agent
+from ..agents.base import Agent
+from ..agents.spec import AgentMaker
 from ..core.errors import BgbotError
+from ..deciders import create_agent
 from .config import (
     Config,
     GnubgPlayerConfig,
@@ -109,8 +113,10 @@ class _ServerRunner:
     """A server client (`FibsClient` / `BgammonClient`) running as a task on the loop."""
 
     def __init__(self, kind: str, client: Any, task: asyncio.Task[Any],
-                 entry: ServerAccountConfig) -> None:
+                 entry: ServerAccountConfig, agent: Agent | None = None) -> None:
         self.kind, self.client, self.task, self.entry = kind, client, task, entry
+        self.agent = agent
+        """The agent given to the client (not owned by it, so closed here)."""
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -121,6 +127,9 @@ class _ServerRunner:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
+        if self.agent is not None:
+            with contextlib.suppress(Exception):
+                await self.agent.close()
 
     def details(self) -> dict[str, Any]:
         status: dict[str, Any] = {}
@@ -148,10 +157,12 @@ class Frontends:
     """Starts, stops and lists the frontends; builds each kind's runner."""
 
     def __init__(self, logs_dir: Path, state_dir: Path,
-                 events: EventSink | None = None) -> None:
+                 events: EventSink | None = None, *, make_agent: AgentMaker | None = None) -> None:
         self.logs_dir = logs_dir
         self.state_dir = state_dir
         self.events = events
+        self.make_agent = make_agent
+        """Builds the frontends' agents (None: each frontend builds its own)."""
         self.items: dict[str, Frontend] = {}
 
     def configure(self, config: Config) -> None:
@@ -191,16 +202,24 @@ class Frontends:
 
             server = GnubgPlayerServer(PlayerServerConfig(
                 player=entry.agent, seed=entry.seed, max_connections=entry.max_connections,
-                log_dir=self.logs_dir / "gnubg-player" if entry.log_connections else None))
+                log_dir=self.logs_dir / "gnubg-player" if entry.log_connections else None),
+                make_agent=self.make_agent)
             await server.start(entry.listen)
             return _GnubgRunner(server)
-        client = self._server_client(frontend.name, frontend.kind, entry)
+        agent = self.make_agent(entry.agent, entry.seed) if self.make_agent else None
+        try:
+            client = self._server_client(frontend.name, frontend.kind, entry, agent)
+        except BaseException:
+            if agent is not None:
+                await agent.close()
+            raise
         task = asyncio.get_running_loop().create_task(client.run(),
                                                       name=f"frontend-{frontend.name}")
         task.add_done_callback(lambda done: self._ended(frontend, done))
-        return _ServerRunner(frontend.kind, client, task, entry)
+        return _ServerRunner(frontend.kind, client, task, entry, agent)
 
-    def _server_client(self, name: str, kind: str, entry: ServerAccountConfig) -> Any:
+    def _server_client(self, name: str, kind: str, entry: ServerAccountConfig,
+                       agent: Agent | None) -> Any:
         from .accounts import bgammon_client, fibs_client
 
         sink = self.events
@@ -211,7 +230,8 @@ class Frontends:
 
         build = fibs_client if kind == "fibs" else bgammon_client
         return build(entry, logs_dir=self.logs_dir / kind / name,
-                     state_path=self.state_dir / f"{name}.policy.json", on_event=on_event)
+                     state_path=self.state_dir / f"{name}.policy.json", on_event=on_event,
+                     agent=agent)
 
     def _ended(self, frontend: Frontend, task: asyncio.Task[Any]) -> None:
         """A server client's run() returned or failed on its own, not by a stop (a refused

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..agents.base import Agent
-from ..agents.spec import create_agent
 from ..core.game import Game, Phase
 from ..core.position import Play, Position
+from ..deciders import create_agent
 from ..formats.gnubgid import GameState, encode_gnubgid
 from ..formats.gnubgid import MatchState as GnubgMatchState
 from ..formats.mat import MatchRecord, format_match

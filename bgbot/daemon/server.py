@@ -37,8 +37,9 @@ from typing import Any, Awaitable, Callable
 import zmq
 
 from .. import __version__
-from ..agents.spec import create_agent, known_agents
+from ..agents.base import Agent
 from ..core.errors import BgbotError
+from ..deciders import create_agent, known_agents
 from .config import (
     Config,
     ConfigError,
@@ -68,7 +69,7 @@ from .protocol import (
 )
 from .store import MatchSpec, MatchState, Store, StoreError
 from .wire import rules_from_wire, rules_to_wire
-from .workers import DecisionPool, WorkerSettings, limit_player_caches
+from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger("bgbot.wire")
@@ -153,7 +154,8 @@ class Daemon:
         self.started = time.time()
         self.notifier = Notifier()
         self.counters = _Counters()
-        self.frontends = Frontends(config.logs_dir, config.state_dir, self._frontend_event)
+        self.frontends = Frontends(config.logs_dir, config.state_dir, self._frontend_event,
+                                   make_agent=self._frontend_agent)
         self._stop = asyncio.Event()
         self._stop_reason = ""
         self._signals = 0
@@ -227,6 +229,12 @@ class Daemon:
                 worker.kill()
             os._exit(1)
         self.request_stop(name)
+
+    def _frontend_agent(self, spec: str, seed: int) -> Agent:
+        """The frontends' agents: in-process players decide in the decision workers (but for
+        0-ply ones with ``limits.quick_decisions``), so no frontend stalls the loop."""
+        return frontend_agent(spec, seed, self.decisions, quick=self._quick_agents is not None,
+                              timeout=lambda: self.config.limits.decision_timeout)
 
     def _on_hup(self) -> None:
         task = asyncio.get_running_loop().create_task(self._reload_logged())

@@ -7,7 +7,10 @@ answer ``status`` within milliseconds; the work runs in processes instead:
   (`bgbot.daemon.hosting.MatchHost`), write the journal themselves (SQLite allows one writer
   at a time; commits are grouped) and send the committed events back to the daemon, which
   publishes them. They run at a lower priority (nice) than the daemon.
-- decision workers (`decision_worker_main`) answer one decision request at a time.
+- decision workers (`decision_worker_main`) answer one decision at a time: the protocol's
+  decision requests, and the decisions of the in-process players the daemon's frontends play
+  with (`PooledAgent`, built by `frontend_agent`), so a player thinking for one client never
+  holds up the loop that answers every other one.
 
 Each worker talks to the daemon over its own pipe (pickled tuples; both ends are ours). A
 worker ignores SIGINT/SIGTERM (the daemon tells it when to stop), and dies with the daemon
@@ -32,8 +35,14 @@ import time
 from pathlib import Path
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from ..agents.base import Agent, PlayerAgent
+from ..core.errors import BgbotError
+from ..core.position import Play, Position
+from ..deciders import create_agent
+from ..players.base import Context, TakeDecision
+from .decisions import is_quick
 from .protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
@@ -172,7 +181,7 @@ def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
                          parent: int) -> None:
     """Entry point of a decision worker: answer requests one at a time until told to stop."""
     _prepare(settings, "decision-worker", index, parent, 0)
-    from .decisions import AgentCache, answer, answer_now
+    from .decisions import AgentCache, answer, answer_call, answer_now
 
     loop = asyncio.new_event_loop()
     agents = AgentCache()
@@ -189,19 +198,26 @@ def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
                 break
             if request is None:
                 break
-            req_id, msg_type, content, default_agent = request
+            req_id, kind, *job = request
             try:
-                result = answer_now(msg_type, content, agents, default_agent=default_agent,
-                                    max_candidates=settings.max_candidates)
-                if result is None:
-                    result = loop.run_until_complete(answer(
-                        msg_type, content, agents, default_agent=default_agent,
-                        max_candidates=settings.max_candidates))
+                result: Any
+                if kind == "call":
+                    spec, seed, method, board, args = job
+                    result = loop.run_until_complete(answer_call(agents, spec, seed, method,
+                                                                 board, args))
+                else:
+                    msg_type, content, default_agent = job
+                    result = answer_now(msg_type, content, agents, default_agent=default_agent,
+                                        max_candidates=settings.max_candidates)
+                    if result is None:
+                        result = loop.run_until_complete(answer(
+                            msg_type, content, agents, default_agent=default_agent,
+                            max_candidates=settings.max_candidates))
                 reply: tuple[Any, ...] = (req_id, True, result)
             except ProtocolError as exc:
                 reply = (req_id, False, (exc.code.value, exc.message, exc.details))
             except Exception as exc:
-                log.exception("decision %s failed", msg_type)
+                log.exception("decision %s failed", job[2] if kind == "call" else job[0])
                 reply = (req_id, False, (ErrorCode.INTERNAL.value,
                                          f"{type(exc).__name__}: {exc}", {}))
             try:
@@ -366,13 +382,13 @@ class Worker:
 
 @dataclass
 class _Job:
-    """A decision request waiting for, or running in, a decision worker."""
+    """A decision waiting for, or running in, a decision worker: ``message`` is what the worker
+    gets after the job's id (``("decision", msg_type, content, default_agent)`` or ``("call",
+    spec, seed, method, board, args)``)."""
 
     id: int
-    msg_type: str
-    content: dict[str, Any]
-    default_agent: str
-    future: asyncio.Future[dict[str, Any]]
+    message: tuple[Any, ...]
+    future: asyncio.Future[Any]
     timer: asyncio.TimerHandle | None = None
     worker: Worker | None = None
 
@@ -433,6 +449,16 @@ class DecisionPool:
                 timeout: float) -> asyncio.Future[dict[str, Any]]:
         """A future for the reply content; it fails with a ProtocolError (``timeout`` after
         ``timeout`` seconds, ``busy`` when too much is queued, ``shutting_down``)."""
+        return self._enqueue(("decision", msg_type, content, default_agent), timeout)
+
+    async def call(self, spec: str, seed: int, method: str, position: Position,
+                   args: Sequence[Any], timeout: float) -> Any:
+        """``method(position, *args)`` of the agent ``spec`` / ``seed`` (one of the `Agent`
+        decisions), answered by a worker that keeps that agent; ProtocolErrors as `request`."""
+        board = (position.opponent, position.mover)  # a Position does not pickle
+        return await self._enqueue(("call", spec, seed, method, board, tuple(args)), timeout)
+
+    def _enqueue(self, message: tuple[Any, ...], timeout: float) -> asyncio.Future[Any]:
         if self._closed:
             raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
         if len(self._queue) >= self.max_queue:
@@ -440,7 +466,7 @@ class DecisionPool:
                                 "again later", {"queued": len(self._queue)})
         self._start()
         loop = asyncio.get_running_loop()
-        job = _Job(next(self._ids), msg_type, content, default_agent, loop.create_future())
+        job = _Job(next(self._ids), message, loop.create_future())
         job.timer = loop.call_later(timeout, self._expire, job)
         self._queue.append(job)
         self._dispatch()
@@ -464,7 +490,7 @@ class DecisionPool:
             job.worker = worker
             self._running[job.id] = job
             worker.jobs.append(job.id)
-            if not worker.send((job.id, job.msg_type, job.content, job.default_agent)):
+            if not worker.send((job.id, *job.message)):
                 self._running.pop(job.id, None)
                 self._fail(job, ProtocolError(ErrorCode.INTERNAL,
                                               "a decision worker died; try again"))
@@ -547,3 +573,68 @@ class DecisionPool:
         await asyncio.gather(*(w.stop(None, timeout) for w in list(self.workers)),
                              return_exceptions=True)
 
+
+# ============================================================================ frontends' agents
+
+
+class DecisionFailed(BgbotError):
+    """The decision workers could not make a decision in time (or are stopping)."""
+
+
+class PooledAgent(Agent):
+    """An in-process player whose decisions run in the decision workers (DESIGN §1).
+
+    Each decision is sent to the `DecisionPool`; the worker builds the same agent from
+    ``spec`` and ``seed`` once and keeps it (a player with noise has its noise stream per
+    worker). Failures (the limit ``timeout()`` passed, a worker died, the daemon is stopping)
+    raise `DecisionFailed`, which the frontends treat as any agent failure."""
+
+    def __init__(self, pool: DecisionPool, spec: str, seed: int, *, name: str,
+                 timeout: Callable[[], float]) -> None:
+        self.pool = pool
+        self.spec = spec
+        self.seed = seed
+        self.name = name
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"PooledAgent({self.spec!r}, seed={self.seed})"
+
+    async def _decide(self, method: str, position: Position, *args: Any) -> Any:
+        try:
+            return await self.pool.call(self.spec, self.seed, method, position, args,
+                                        self.timeout())
+        except ProtocolError as exc:
+            raise DecisionFailed(f"{self.name}: {exc.message}") from None
+
+    async def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
+        play = await self._decide("choose_play", position, (int(dice[0]), int(dice[1])), context)
+        if not isinstance(play, Play):
+            raise DecisionFailed(f"{self.name}: a worker answered {play!r}, not a play")
+        return play
+
+    async def should_double(self, position: Position, context: Context) -> bool:
+        return bool(await self._decide("should_double", position, context))
+
+    async def take_decision(self, position: Position, context: Context) -> TakeDecision:
+        return TakeDecision(await self._decide("take_decision", position, context))
+
+    async def offer_resignation(self, position: Position, context: Context) -> int:
+        return int(await self._decide("offer_resignation", position, context))
+
+    async def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
+        return bool(await self._decide("accept_resignation", position, context, value))
+
+
+def frontend_agent(spec: str, seed: int, pool: DecisionPool | None, *, quick: bool,
+                   timeout: Callable[[], float]) -> Agent:
+    """The agent a frontend the daemon runs plays with.
+
+    An engine as it is (it waits for its process, not for the CPU); an in-process player as a
+    `PooledAgent`, unless there are no decision workers (``inline_decisions``: the operator
+    chose the loop) or it decides at 0-ply with ``quick`` on (``limits.quick_decisions``:
+    measured well under a millisecond, cheaper than the round trip to a worker)."""
+    agent = create_agent(spec, seed=seed)
+    if pool is None or not isinstance(agent, PlayerAgent) or (quick and is_quick(spec)):
+        return agent
+    return PooledAgent(pool, spec, seed, name=agent.name, timeout=timeout)

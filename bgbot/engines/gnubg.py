@@ -1,6 +1,7 @@
 """GNU Backgammon as an engine bgbot asks: gnubg's ``external`` server mode (reference §3).
 
-`GnubgEngine` is an `Agent`. It starts and owns one headless gnubg (``gnubg -t -q -r -s
+`GnubgEngine` is an `Agent` (an `EngineAgent`); its `GnubgProcess`, the gnubg dialect of
+`bgbot.engines.process.EngineProcess`, starts and owns one headless gnubg (``gnubg -t -q -r -s
 <private prefs dir>``, no rc files), sends it the evaluation settings on stdin, then the command
 ``external <socket>``, which makes gnubg serve FIBS ``board:`` lines on a Unix-domain socket in
 a private temporary directory (gnubg 1.07 treats an argument without ``:`` as a socket path; no
@@ -15,7 +16,7 @@ Guards for gnubg 1.07's quirks (reference §3):
 
 * a request line longer than 254 characters makes gnubg abort (buffer overflow): every line is
   measured before it is sent; names are two letters;
-* no pipelining: an asyncio lock keeps exactly one request in flight;
+* no pipelining: a lock keeps exactly one request in flight;
 * missing trailing integers silently keep the previous request's values: all 50 are written;
 * ``jacobyrule`` defaults to *on* in server mode: it is sent with every money board;
   ``crawfordrule off`` is sent when the match has no Crawford rule;
@@ -31,7 +32,7 @@ Guards for gnubg 1.07's quirks (reference §3):
 
 Every answer is checked against the rules core before it is used: a play must name a legal
 play of the position and dice (`parse_play`); a cube or resignation answer must be one of the
-words gnubg is documented to send. An unusable answer is logged, counted in `GnubgStats` and
+words gnubg is documented to send. An unusable answer is logged, counted in `EngineStats` and
 replaced by a safe legal answer (the first legal play, no double, take, reject). Every request
 has a timeout; a gnubg that died, hung or closed the connection is killed (its whole process
 group), started again with the same settings, and the request is sent again, so a match goes on.
@@ -44,48 +45,46 @@ stdin. A crashed bgbot therefore leaves no gnubg behind.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import threading
-import time
-import weakref
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 from ..agents.base import Agent
+from ..agents.spec import AgentSpec, Options, register_agent
 from ..core.context import Context, CubeOwner
-from ..core.errors import BgbotError, FormatError, IllegalAction
+from ..core.errors import FormatError, IllegalAction
 from ..core.notation import parse_play
 from ..core.position import Play, Position
 from ..formats.fibsboard import Dialect, FibsBoard, Request, Side, format_board
 from ..players.base import Probabilities, TakeDecision
-from .stats import EngineStats
-
-if TYPE_CHECKING:
-    from ..agents.spec import AgentSpec
+from .process import (
+    EngineAgent,
+    EngineError,
+    EngineErrorReply,
+    EngineNotFound,
+    EngineProcess,
+    EngineStats,
+    EngineTerminated,
+    Launch,
+    LineChannel,
+)
 
 __all__ = [
     "DEFAULT_BINARY",
     "MAX_LINE",
     "MAX_PLIES",
     "GnubgEngine",
-    "GnubgError",
     "GnubgEvaluation",
-    "GnubgNotFound",
-    "GnubgServer",
-    "GnubgStats",
-    "GnubgUnavailable",
+    "GnubgProcess",
     "create",
     "find_gnubg",
+    "gnubg_command",
     "gnubg_environment",
-    "register",
 ]
 
 log = logging.getLogger("bgbot.engines.gnubg")
@@ -104,22 +103,6 @@ _MY_SEAT = 1
 """We write every board from gnubg's seat 1 (positive chequers, colour 1)."""
 _NAMES = ("me", "op")
 _CUBE_SIDE = {CubeOwner.CENTRE: None, CubeOwner.ME: Side.ME, CubeOwner.OPPONENT: Side.OPPONENT}
-
-
-class GnubgError(BgbotError):
-    """gnubg could not answer a request (it is missing, keeps failing, or answered nonsense)."""
-
-
-class GnubgNotFound(GnubgError):
-    """No gnubg binary at the configured path."""
-
-
-class GnubgUnavailable(GnubgError):
-    """gnubg kept dying, hanging or failing to start, even after restarts."""
-
-
-class _ErrorReply(GnubgError):
-    """gnubg answered ``Error: ...`` (a request it could not read)."""
 
 
 def find_gnubg(binary: str | None = None) -> str | None:
@@ -156,11 +139,7 @@ def gnubg_command(binary: str, prefs: str) -> list[str]:
     return [binary, "-t", "-q", "-r", "-s", prefs]
 
 
-# --------------------------------------------------------------------------- statistics
-
-
-class GnubgStats(EngineStats):
-    """What happened on one gnubg connection (error replies: lines starting ``Error``)."""
+# --------------------------------------------------------------------------- evaluations
 
 
 class GnubgEvaluation(NamedTuple):
@@ -180,16 +159,6 @@ class GnubgEvaluation(NamedTuple):
 # --------------------------------------------------------------------------- the process
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL a gnubg we started and anything it started (it leads its own process group).
-
-    Only while it has not been reaped: a reaped process id may already belong to another.
-    """
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-
 def _check_line(line: str) -> None:
     """Refuse a line gnubg would crash on or misread."""
     if "\n" in line or "\r" in line or "\x00" in line:
@@ -201,16 +170,22 @@ def _check_line(line: str) -> None:
         raise FormatError("gnubg request", line, "a non-empty line of ASCII text")
 
 
-class GnubgServer:
-    """One headless gnubg in ``external`` server mode, on a Unix socket, restarted on failure.
+def _text(raw: bytes) -> str:
+    return raw.decode("ascii", errors="replace").replace("\x00", "").strip("\r\n")
+
+
+class GnubgProcess(EngineProcess):
+    """One headless gnubg in ``external`` server mode, on a Unix socket (the gnubg dialect).
 
     ``setup`` are the gnubg commands sent on stdin before ``external`` (at every start, so a
-    restarted gnubg has the same settings). `ask` sends one line and returns gnubg's one-line
-    reply; requests are serialised by a lock. Neither the process nor the socket belongs to an
-    event loop (the socket is driven with ``loop.sock_*``, gnubg's output is drained by two
-    daemon threads), so one server can be used from several event loops in turn, e.g. by
-    successive ``asyncio.run`` calls.
+    restarted gnubg has the same settings); gnubg's stdout and stderr are only logged. `ask`
+    sends one line and returns gnubg's one-line reply.
     """
+
+    label = "gnubg"
+    log = log
+    stderr_level = logging.WARNING
+    line_limit = 65536
 
     def __init__(
         self,
@@ -219,185 +194,68 @@ class GnubgServer:
         binary: str | None = None,
         start_timeout: float = START_TIMEOUT,
         retries: int = RETRIES,
-        stats: GnubgStats | None = None,
+        stats: EngineStats | None = None,
     ) -> None:
+        super().__init__(start_timeout=start_timeout, retries=retries, stats=stats)
         self.setup = tuple(setup)
         self.binary = binary
-        self.start_timeout = start_timeout
-        self.retries = retries
-        self.stats = stats if stats is not None else GnubgStats()
         self.version: str | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._socket: socket.socket | None = None
-        self._buffer = bytearray()
         self._directory: str | None = None
         self._generation = 0
-        self._stopping = False
-        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._finalizer: weakref.finalize | None = None  # type: ignore[type-arg]
-
-    # ----------------------------------------------------------------- facts
+        self._socket_dir = ""
 
     @property
-    def pid(self) -> int | None:
-        """The running gnubg's process id (its process group id too), or None."""
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
-
-    @property
-    def running(self) -> bool:
-        return self.pid is not None and self._socket is not None
-
-    # ----------------------------------------------------------------- public
-
-    async def start(self) -> None:
-        """Start gnubg now (requests start it on demand anyway)."""
-        async with self._lock():
-            if not self.running:
-                await self._launch()
+    def title(self) -> str:
+        return f"gnubg {self.version}" if self.version else "gnubg"
 
     async def ask(self, line: str, timeout: float) -> str:
-        """Send ``line``, return gnubg's reply without its line end.
-
-        A crash, lost connection or time-out kills gnubg, starts it again and sends the line
-        again (`retries` times); then `GnubgUnavailable`. An ``Error`` reply raises
-        `GnubgError` at once (sending the same line again would not help).
-        """
+        """Send ``line``, return gnubg's reply without its line end (`EngineProcess.request`:
+        restarts and sends again after a crash or time-out). An ``Error`` reply raises
+        `EngineErrorReply` at once."""
         _check_line(line)
-        async with self._lock():
-            self.stats.requests += 1
-            failure = "no attempt"
-            for attempt in range(self.retries + 1):
-                try:
-                    if not self.running:
-                        await self._launch()
-                    reply = await asyncio.wait_for(self._exchange(line), timeout)
-                except asyncio.TimeoutError:
-                    self.stats.timeouts += 1
-                    failure = f"no reply within {timeout:g} s"
-                except (OSError, EOFError) as exc:
-                    self.stats.crashes += 1
-                    failure = f"connection lost ({exc.__class__.__name__}: {exc})"
-                except GnubgUnavailable as exc:
-                    failure = str(exc)
-                else:
-                    if reply.startswith("Error"):
-                        self.stats.error_replies += 1
-                        raise _ErrorReply(f"gnubg refused {line!r}: {reply}")
-                    return reply
-                log.warning("gnubg (pid %s) failed on attempt %d of %d: %s; request %r",
-                            self.pid, attempt + 1, self.retries + 1, failure, line)
-                self._kill()
-            raise GnubgUnavailable(f"gnubg failed {self.retries + 1} times: {failure}")
 
-    async def close(self) -> None:
-        """Stop gnubg (it exits once its connection closes) and remove its private directory."""
-        async with self._lock():
-            await self._stop()
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        async def exchange(channel: LineChannel) -> str:
+            channel.discard()
+            await channel.write(line.encode("ascii") + b"\n")
+            reply = _text(await channel.readline())
+            if reply.startswith("Error"):
+                raise EngineErrorReply(line, reply, engine="gnubg")
+            return reply
 
-    # ----------------------------------------------------------------- internals
+        return await self.request(exchange, timeout, line)
 
-    def _lock(self) -> asyncio.Lock:
-        """The request lock for the running event loop."""
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
-        if lock is None:
-            lock = self._locks[loop] = asyncio.Lock()
-        return lock
-
-    async def _exchange(self, line: str) -> str:
-        assert self._socket is not None
-        loop = asyncio.get_running_loop()
-        self._buffer.clear()
-        await loop.sock_sendall(self._socket, line.encode("ascii") + b"\n")
-        return (await self._readline()).replace("\x00", "").strip("\r\n")
-
-    async def _readline(self) -> str:
-        assert self._socket is not None
-        loop = asyncio.get_running_loop()
-        while b"\n" not in self._buffer:
-            data = await loop.sock_recv(self._socket, 4096)
-            if not data:
-                raise EOFError("gnubg closed the connection")
-            self._buffer += data
-            if len(self._buffer) > 65536:
-                raise EOFError("gnubg's reply has no line end")
-        end = self._buffer.index(b"\n")
-        raw = bytes(self._buffer[:end])
-        del self._buffer[:end + 1]
-        return raw.decode("ascii", errors="replace")
-
-    async def _launch(self) -> None:
-        """Start gnubg, send the settings, connect, and read its version."""
-        self._kill()
+    def _launch_spec(self) -> Launch:
         binary = find_gnubg(self.binary)
         if binary is None:
-            raise GnubgNotFound(f"GNU Backgammon not found (looked for {self.binary or DEFAULT_BINARY}"
-                                "; set BGBOT_GNUBG or install gnubg)")
+            raise EngineNotFound(f"GNU Backgammon not found (looked for {self.binary or DEFAULT_BINARY}"
+                                 "; set BGBOT_GNUBG or install gnubg)")
         if self._directory is None:
             self._directory = private_directory("bgbot-gnubg-")
         self._generation += 1
         prefs = os.path.join(self._directory, "prefs")
         os.makedirs(prefs, exist_ok=True)
-        socket_dir = os.path.join(self._directory, f"socket-{self._generation}")
-        os.makedirs(socket_dir, exist_ok=True)
-        path = os.path.join(socket_dir, "gnubg.sock")
-        self.stats.starts += 1
-        if self.stats.starts > 1:
-            self.stats.restarts += 1
-        commands = [*self.setup, f"external {path}"]
-        try:
-            process = subprocess.Popen(
-                gnubg_command(binary, prefs),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self._directory,
-                env=gnubg_environment(self._directory),
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise GnubgUnavailable(f"cannot run {binary}: {exc}") from exc
-        self._process = process
-        self._stopping = False
-        self._finalizer = weakref.finalize(self, _kill_group, process)
+        self._socket_dir = os.path.join(self._directory, f"socket-{self._generation}")
+        os.makedirs(self._socket_dir, exist_ok=True)
+        return Launch(gnubg_command(binary, prefs), env=gnubg_environment(self._directory),
+                      cwd=self._directory)
+
+    async def _open(self, process: subprocess.Popen[bytes]) -> LineChannel:
+        """Send the settings and ``external <socket>`` on stdin, then connect to the socket."""
         assert process.stdin is not None and process.stdout is not None
-        assert process.stderr is not None
-        tag = f"gnubg[{process.pid}]"
-        for stream, name, level in ((process.stdout, tag, lambda: logging.DEBUG),
-                                    (process.stderr, tag + " stderr", self._stderr_level)):
-            threading.Thread(target=_drain, args=(stream, name, level), name=name,
-                             daemon=True).start()
+        path = os.path.join(self._socket_dir, "gnubg.sock")
+        self._drain(process.stdout, "stdout", lambda: logging.DEBUG)
         try:
             # Small enough for the pipe buffer, so this never blocks; gnubg reads end-of-file
             # only once `external` returns, and then exits.
-            process.stdin.write(("\n".join(commands) + "\n").encode("utf-8"))
+            process.stdin.write(("\n".join([*self.setup, f"external {path}"]) + "\n").encode())
             process.stdin.close()
         except OSError:
             pass  # it died at once: the connection below fails and says so
-        try:
-            await asyncio.wait_for(self._connect(path, process), self.start_timeout)
-            # The socket file is not needed once connected; with its directory gone gnubg
-            # cannot listen again after the connection closes, so it exits instead of lingering.
-            shutil.rmtree(socket_dir, ignore_errors=True)
-            self._buffer.clear()
-            self.version = await asyncio.wait_for(self._handshake(), self.start_timeout)
-        except (asyncio.TimeoutError, OSError, EOFError) as exc:
-            self._kill()
-            raise GnubgUnavailable(f"gnubg did not start: {exc.__class__.__name__}: {exc}") from exc
-        log.info("gnubg %s started (pid %d, start %d)", self.version, process.pid,
-                 self.stats.starts)
-
-    async def _connect(self, path: str, process: subprocess.Popen[bytes]) -> None:
         loop = asyncio.get_running_loop()
         while True:
             if process.poll() is not None:
-                raise EOFError(f"gnubg exited with status {process.returncode} before listening")
+                raise EngineTerminated(f"gnubg exited with status {process.returncode} "
+                                       "before listening")
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.setblocking(False)
             try:
@@ -409,68 +267,32 @@ class GnubgServer:
             except BaseException:
                 sock.close()
                 raise
-            self._socket = sock
-            return
+            break
+        # The socket file is not needed once connected; with its directory gone gnubg cannot
+        # listen again after the connection closes, so it exits instead of lingering.
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
+        return LineChannel(sock.fileno(), sock.fileno(), limit=self.line_limit, close=sock.close)
 
-    async def _handshake(self) -> str:
-        """Ask ``version`` (a four-line reply) and return the ``Software:`` value."""
-        assert self._socket is not None
-        await asyncio.get_running_loop().sock_sendall(self._socket, b"version\n")
+    async def _handshake(self, channel: LineChannel) -> None:
+        """Ask ``version`` (a four-line reply) and keep the ``Software:`` value."""
+        await channel.write(b"version\n")
         lines: list[str] = []
         while len(lines) < 8:
-            text = (await self._readline()).strip()
+            text = _text(await channel.readline()).strip()
             lines.append(text)
             if text.startswith("Software:"):
-                return text.partition(":")[2].strip()
-        raise EOFError(f"unexpected reply to 'version': {lines}")
+                self.version = text.partition(":")[2].strip()
+                return
+        raise EngineTerminated(f"unexpected reply to 'version': {lines}")
 
-    def _stderr_level(self) -> int:
-        """gnubg's stderr is a warning, except its expected complaint while we stop it."""
-        return logging.DEBUG if self._stopping else logging.WARNING
+    async def _goodbye(self, channel: LineChannel) -> None:
+        """Close the connection: gnubg then exits by itself."""
+        channel.close()
 
-    async def _stop(self) -> None:
-        """Close the connection (gnubg then exits by itself); kill it if it does not."""
-        process = self._process
-        self._stopping = True
-        if self._socket is not None:
-            with contextlib.suppress(OSError):
-                self._socket.close()
-            self._socket = None
-        if process is not None:
-            deadline = time.monotonic() + 2.0
-            while process.poll() is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
-        self._kill()
-
-    def _kill(self) -> None:
-        """Kill gnubg's process group, reap it, and forget the connection."""
-        process = self._process
-        if self._socket is not None:
-            with contextlib.suppress(OSError):
-                self._socket.close()
-        self._socket = None
-        self._buffer.clear()
-        if process is not None:
-            self._stopping = True
-            _kill_group(process)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(5.0)  # at once after SIGKILL; the drain threads close the pipes
-            if process.stdin is not None:
-                with contextlib.suppress(OSError):
-                    process.stdin.close()
-        if self._finalizer is not None:
-            self._finalizer.detach()
-        self._process = None
-        self._finalizer = None
-
-
-def _drain(stream: IO[bytes], tag: str, level: Callable[[], int]) -> None:
-    """Log what gnubg prints (and keep its pipe from filling up); runs in a daemon thread."""
-    with contextlib.suppress(OSError, ValueError), stream:
-        for raw in iter(stream.readline, b""):
-            text = raw.decode("utf-8", errors="replace").rstrip()
-            if text:
-                log.log(level(), "%s: %s", tag, text)
+    def _closed(self) -> None:
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None
 
 
 # --------------------------------------------------------------------------- the engine
@@ -493,7 +315,7 @@ def _check_noise(noise: float) -> float:
     return float(noise)
 
 
-class GnubgEngine(Agent):
+class GnubgEngine(EngineAgent):
     """GNU Backgammon as an `Agent`: gnubg decides, bgbot checks every answer (module docstring).
 
     ``plies`` is gnubg's look-ahead for plays and cube decisions (0 = its neural net alone);
@@ -524,9 +346,9 @@ class GnubgEngine(Agent):
             raise FormatError("timeout", timeout, "a positive number of seconds")
         self.timeout = timeout
         self.name = name
-        self.stats = GnubgStats()
-        self.server = GnubgServer(self._setup(), binary=binary, retries=retries,
-                                  start_timeout=start_timeout, stats=self.stats)
+        self.stats = EngineStats()
+        self.process: GnubgProcess = GnubgProcess(self._setup(), binary=binary, retries=retries,
+                                                  start_timeout=start_timeout, stats=self.stats)
 
     def __repr__(self) -> str:
         return f"GnubgEngine(plies={self.plies}, noise={self.noise}, seed={self.seed})"
@@ -544,28 +366,15 @@ class GnubgEngine(Agent):
             ]
         return commands
 
-    @property
-    def pid(self) -> int | None:
-        """The process id of the gnubg now running (None before the first request)."""
-        return self.server.pid
-
-    # ----------------------------------------------------------------- lifecycle
-
-    async def start(self) -> None:
-        await self.server.start()
-
-    async def close(self) -> None:
-        await self.server.close()
-
     # ----------------------------------------------------------------- requests
 
     async def _ask(self, line: str, plies: int) -> str | None:
         """gnubg's reply, or None (logged, counted) when gnubg could not give one."""
         try:
-            return await self.server.ask(line, self.timeout or _timeout_for(plies))
-        except GnubgNotFound:
+            return await self.process.ask(line, self.timeout or _timeout_for(plies))
+        except EngineNotFound:
             raise
-        except (GnubgError, FormatError) as exc:
+        except (EngineError, FormatError) as exc:
             log.error("%s: %s", self.name, exc)
             return None
 
@@ -659,7 +468,7 @@ class GnubgEngine(Agent):
             return 0  # cheap pre-check: the side ahead in a race can still win
         try:
             evaluation = await self.evaluate(position, context)
-        except GnubgError as exc:
+        except EngineError as exc:
             log.warning("%s: no evaluation for a resignation (%s); playing on", self.name, exc)
             return 0
         chances = evaluation.probabilities
@@ -682,7 +491,7 @@ class GnubgEngine(Agent):
         """gnubg's evaluation of ``position`` for the side on roll, before rolling (noiseless).
 
         ``context`` (seen from the side on roll; default: money, centred cube, no Jacoby) sets
-        the score, cube and rules; ``plies`` defaults to the engine's. Raises `GnubgError`
+        the score, cube and rules; ``plies`` defaults to the engine's. Raises `EngineError`
         when gnubg cannot answer or answers something that is not six numbers.
         """
         ctx = context if context is not None else Context()
@@ -692,11 +501,11 @@ class GnubgEngine(Agent):
             line += f" plies {depth}"
         if cubeful:
             line += " cubeful"
-        reply = await self.server.ask(line, self.timeout or _timeout_for(depth))
+        reply = await self.process.ask(line, self.timeout or _timeout_for(depth))
         numbers = _six_numbers(reply)
         if numbers is None:
             self.stats.unusable += 1
-            raise GnubgError(f"gnubg's evaluation is not six numbers: {reply!r}")
+            raise EngineError(f"gnubg's evaluation is not six numbers: {reply!r}")
         return GnubgEvaluation(Probabilities(*numbers[:5]), numbers[5], cubeful, depth,
                                not ctx.is_money)
 
@@ -759,9 +568,7 @@ SUMMARY = "GNU Backgammon's engine, run headless (plies=N, noise=X, seed=S, time
 
 def create(spec: AgentSpec, seed: int) -> Agent:
     """Build a `GnubgEngine` from ``gnubg[:plies=N,noise=X,seed=S,timeout=SEC]``."""
-    from ..agents.spec import _Options
-
-    opts = _Options(spec, {
+    opts = Options(spec, {
         "plies": f"gnubg look-ahead 0..{MAX_PLIES} (default 0)",
         "noise": "gnubg evaluation noise, a standard deviation, e.g. 0.02 (default 0)",
         "seed": "seed for gnubg's random generator",
@@ -776,8 +583,4 @@ def create(spec: AgentSpec, seed: int) -> Agent:
     )
 
 
-def register() -> None:
-    """Make ``gnubg[:plies=N,noise=X,seed=S]`` an agent spec (`bgbot.agents.spec`)."""
-    from ..agents.spec import register_agent
-
-    register_agent("gnubg", create, SUMMARY)
+register_agent("gnubg", create, SUMMARY)

@@ -210,7 +210,7 @@ class BgammonClient:
         self.account.logs_dir.mkdir(parents=True, exist_ok=True)
         self._log = JsonLinesLog(self.account.logs_dir / f"bgammon-{_UNSAFE.sub('_', self.account.user)}.jsonl")
         if self._agent is None:
-            from ..agents.spec import create_agent
+            from ..deciders import create_agent
 
             self._agent = create_agent(self.account.agent, seed=self.account.seed)
         await self._agent.start()

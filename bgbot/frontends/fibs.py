@@ -200,7 +200,7 @@ class FibsClient:
         """Connect, play, reconnect after failures with backoff, until `stop`."""
         own_agent = self.agent is None
         if self.agent is None:
-            from ..agents.spec import create_agent
+            from ..deciders import create_agent
             self.agent = create_agent(self.account.agent, seed=self.account.seed)
         await self.agent.start()
         try:

@@ -18,8 +18,10 @@ does:
   and the connection stays open;
 - every problem is one clear log line (logger ``bgbot.gnubg_player``).
 
-One process serves many connections at once; each agent decides on the event loop (in-process
-players are fast; engines are asynchronous anyway).
+One process serves many connections at once. Agents are built by ``make_agent`` (default
+`create_agent`: each decides on the event loop, which suits a listener of its own); the daemon
+passes its own, which runs in-process players in its decision workers, so the loop it shares
+with every other client is never blocked by a decision.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..agents.base import Agent
-from ..agents.spec import create_agent, parse_agent_spec
+from ..agents.spec import AgentMaker, parse_agent_spec
 from ..core.errors import FormatError
 from ..core.rules import Rules
+from ..deciders import create_agent
 from .gnubg_log import JsonLinesLog
 from .gnubg_session import GNUBG_DEFAULT_RULES, PlayerSession
 
@@ -159,10 +162,14 @@ class _Closed(Exception):
 
 
 class GnubgPlayerServer:
-    """The listener. ``async with GnubgPlayerServer(config) as s: await s.start(addr)``."""
+    """The listener. ``async with GnubgPlayerServer(config) as s: await s.start(addr)``.
 
-    def __init__(self, config: PlayerServerConfig | None = None) -> None:
+    ``make_agent(spec, seed)`` builds each connection's agent (default: `create_agent`)."""
+
+    def __init__(self, config: PlayerServerConfig | None = None, *,
+                 make_agent: AgentMaker | None = None) -> None:
         self.config = config or PlayerServerConfig()
+        self.make_agent: AgentMaker = make_agent or _create
         parse_agent_spec(self.config.player)  # fail now, not at the first connection
         create_agent(self.config.player)  # unknown agents and bad options fail here too
         self.stats = ServerStats()
@@ -246,7 +253,7 @@ class GnubgPlayerServer:
         session: PlayerSession | None = None
         reason = "closed by us"
         try:
-            agent = create_agent(self.config.player, seed=self.config.seed + number)
+            agent = self.make_agent(self.config.player, self.config.seed + number)
             await agent.start()
             log_file = self._open_log(number, peer)
             session = PlayerSession(agent, rules=self.config.rules, log_file=log_file,
@@ -355,6 +362,10 @@ class GnubgPlayerServer:
 
 
 _PEEK = 200  # bytes of a bad line kept for the log
+
+
+def _create(spec: str, seed: int) -> Agent:
+    return create_agent(spec, seed=seed)
 
 
 def _peer_name(writer: asyncio.StreamWriter) -> str:

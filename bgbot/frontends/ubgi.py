@@ -45,12 +45,13 @@ from typing import Awaitable, Callable, TextIO
 
 from .. import __version__ as _bgbot_version
 from ..agents.base import Agent
-from ..agents.spec import AgentSpec, create_agent, parse_agent_spec
+from ..agents.spec import AgentSpec, parse_agent_spec
 from ..core.context import Context, CubeOwner
 from ..core.errors import BgbotError, FormatError
 from ..core.position import Play, Position, check_dice
 from ..core.rules import Rules
-from ..engines.ubgi import (
+from ..deciders import create_agent
+from ..engines.ubgi_protocol import (
     PROTOCOL_VERSION,
     RESIGN_WORDS,
     ErrorCode,

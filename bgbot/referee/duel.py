@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, cast
 
 from ..agents.base import Agent, PlayerAgent
-from ..agents.spec import create_agent, option_value, parse_agent_spec
+from ..agents.spec import option_value, parse_agent_spec
 from ..core.errors import FormatError
 from ..core.game import Ending, GameOutcome
 from ..core.rules import Rules
+from ..deciders import create_agent
 from . import events as ev
 from .referee import Referee
 from .series import dice_for

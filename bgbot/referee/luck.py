@@ -240,7 +240,7 @@ class GnubgJudge:
 
 def gnubg_judge(**options: Any) -> GnubgJudge:
     """gnubg as the judge (options go to `GnubgEngine`: plies, binary, timeout, ...; default
-    0-ply). Raises `GnubgNotFound` on first use when gnubg is not installed."""
+    0-ply). Raises `EngineNotFound` on first use when gnubg is not installed."""
     from ..engines.gnubg import GnubgEngine
 
     return GnubgJudge(GnubgEngine(**options))

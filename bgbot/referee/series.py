@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..agents.base import Agent
-from ..agents.spec import create_agent
 from ..core.dice import DiceSource, MirroredDice, SeededDice
 from ..core.rules import Rules
+from ..deciders import create_agent
 from . import events as ev
 from .referee import MatchResult, Referee
 from .stats import Tally

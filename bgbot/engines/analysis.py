@@ -1,4 +1,4 @@
-"""`bgbot analyze`: gnubg's analysis of a match file, read back as per-player figures.
+"""gnubg's analysis of a match file (``bgbot analyze``), read back as per-player figures.
 
 gnubg does the work (reference §7.3): a headless ``gnubg -t -q -r -s <private dir>`` reads
 ``import mat``, ``analyse match`` and ``show statistics match`` on stdin, and this module
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core.errors import BgbotError
-from .engines.gnubg import DEFAULT_BINARY, MAX_PLIES, find_gnubg, gnubg_command, gnubg_environment
+from .gnubg import DEFAULT_BINARY, MAX_PLIES, find_gnubg, gnubg_command, gnubg_environment
+from .process import EngineError
 
 __all__ = [
     "AnalysisError",
@@ -92,7 +92,7 @@ _FATAL = (
 _WARNING = re.compile(r"^(?:WARNING.*|Unrecognised move.*|.*[Ii]nvalid move.*)$", re.MULTILINE)
 
 
-class AnalysisError(BgbotError):
+class AnalysisError(EngineError):
     """gnubg could not analyse the file (missing, unreadable, or gnubg failed)."""
 
 

@@ -7,22 +7,41 @@ imported when an agent is first built (the heuristic's tables are not small). Re
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..core.errors import FormatError
 from .base import Agent, PlayerAgent
 from .spec import AgentSpec, Options, register_agent
 
 
 def _heuristic(spec: AgentSpec, seed: int) -> Agent:
-    from ..players.heuristic import HeuristicPlayer
+    from ..players.evaluator import EVALUATIONS
+    from ..players.heuristic import LEVELS, HeuristicPlayer, shared_evaluator
 
-    opts = Options(spec, {"plies": "0 or 1, look-ahead depth", "noise": "equity noise, e.g. 0.02",
-                          "seed": "noise seed"})
-    return PlayerAgent(
-        HeuristicPlayer(
-            plies=opts.integer("plies", 0, 0, 1),
-            noise=opts.number("noise", 0.0, 0.0, 10.0),
-            seed=opts.integer("seed", seed),
-        )
-    )
+    opts = Options(spec, {
+        "plies": "0, 1 or 2, look-ahead depth", "noise": "equity noise, e.g. 0.02",
+        "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
+        "eval": "net (the default: the network) or linear (the linear heads of before)",
+        "weights": "a network weights file instead of the shipped one",
+    })
+    level = opts.choice("level", None, tuple(LEVELS))
+    if level is not None and (opts.given("plies") or opts.given("noise")):
+        raise FormatError(f"agent {spec.name!r} option level", level,
+                          "sets plies and noise itself: give level or plies/noise, not both")
+    plies, noise = LEVELS[level] if level is not None else (
+        opts.integer("plies", 0, 0, 2), opts.number("noise", 0.0, 0.0, 10.0))
+    evaluation = opts.choice("eval", None, EVALUATIONS)
+    weights = opts.text("weights")
+    if weights is not None and evaluation == "linear":
+        raise FormatError(f"agent {spec.name!r} option weights", weights,
+                          "is a network file: it goes with eval=net, not eval=linear")
+    try:
+        evaluator = shared_evaluator(evaluation, Path(weights) if weights else None)
+    except ValueError as error:  # a weights file that cannot be used, or none installed
+        raise FormatError(f"agent {spec.name!r} option {'weights' if weights else 'eval'}",
+                          weights or evaluation or "", str(error)) from None
+    return PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
+                                       seed=opts.integer("seed", seed), evaluator=evaluator))
 
 
 def _pubeval(spec: AgentSpec, seed: int) -> Agent:
@@ -39,6 +58,7 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
     return PlayerAgent(RandomPlayer(seed=opts.integer("seed", seed), cube=opts.flag("cube", False)))
 
 
-register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1, noise=X)")
+register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "
+               "level=NAME, eval=net|linear, weights=FILE)")
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, TypeVar
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from ..core.errors import FormatError
 from .base import Agent
@@ -92,6 +92,24 @@ class Options:
         if not low <= value <= high:
             raise FormatError(what, raw, f"must be {low}..{high}")
         return value
+
+    def choice(self, key: str, default: str | None, choices: Sequence[str]) -> str | None:
+        """One of ``choices`` (case-insensitive), or ``default`` when the option is absent."""
+        raw = self.spec.options.get(key)
+        if raw is None:
+            return default
+        if raw.lower() not in choices:
+            raise FormatError(f"agent {self.spec.name!r} option {key}", raw,
+                              f"expected one of {', '.join(choices)}")
+        return raw.lower()
+
+    def text(self, key: str) -> str | None:
+        """The option's text as given, or None when it is absent or empty."""
+        return self.spec.options.get(key) or None
+
+    def given(self, key: str) -> bool:
+        """Whether the spec sets ``key``."""
+        return key in self.spec.options
 
     def flag(self, key: str, default: bool) -> bool:
         raw = self.spec.options.get(key)

@@ -31,11 +31,14 @@ from __future__ import annotations
 import random
 from typing import Callable, Sequence
 
+from pathlib import Path
+
 from ..core.position import Play, Position
 from . import cube, resign
 from .base import Context, CubeOwner, Probabilities, TakeDecision
 from .evaluator import HeuristicEvaluator, ScoredPlay, _terminal
 from .features import ROLLS
+from .network import WeightsFile
 from .pubeval import pubeval_score
 
 PREFILTER_ABOVE = 16
@@ -379,12 +382,34 @@ def _roll_average_python(evaluator: HeuristicEvaluator, position: Position, keep
     return Probabilities(*(t / 36.0 for t in total))
 
 
-_SHARED: list[HeuristicEvaluator] = []
+LEVELS: dict[str, tuple[int, float]] = {
+    "beginner": (0, 0.12),
+    "intermediate": (0, 0.05),
+    "advanced": (0, 0.0),
+    "expert": (1, 0.0),
+    "strongest": (2, 0.0),
+}
+"""Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). The
+ratings gnubg's analysis gives each are in the README."""
+
+_SHARED: dict[tuple[str | None, str | None], HeuristicEvaluator] = {}
+
+
+def shared_evaluator(eval: str | None = None, weights: Path | None = None) -> HeuristicEvaluator:
+    """One evaluator per process and kind (its tables take a moment to build, the network is
+    read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it, ``weights``
+    a contact network file instead of the shipped one. Raises `WeightsError` (a ValueError)
+    for a weights file that cannot be used."""
+    key = (eval, None if weights is None else str(weights))
+    found = _SHARED.get(key)
+    if found is None:
+        network = None if weights is None else WeightsFile.read(weights, phase="contact")
+        found = _SHARED[key] = HeuristicEvaluator(
+            eval=eval if network is None or eval is not None else "net", network=network)
+    return found
 
 
 def _shared_evaluator() -> HeuristicEvaluator:
-    """One evaluator per process (its tables take a moment to build; its caches are shared)."""
-    if not _SHARED:
-        _SHARED.append(HeuristicEvaluator())
-    return _SHARED[0]
+    """The default evaluator, shared (`shared_evaluator`)."""
+    return shared_evaluator()
 

@@ -331,6 +331,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed, "games": args.games, "hidden": list(args.hidden), "lam": args.lam,
         "epochs": args.epochs, "lr": args.lr, "lr_decay": args.lr_decay, "batch": args.batch,
         "start": args.start, "noise": args.noise, "oneply": args.oneply,
+        "init": str(args.init) if args.init else None,
+        "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
         "oneply_mix": args.oneply_mix, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase,
         "contact": str(args.contact) if args.contact else None,
@@ -454,6 +456,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--start", choices=("linear", "random"), default="linear",
                         help="who plays the first iteration's games")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="start from another run's checkpoint.npz (its weights; a fresh "
+                             "optimiser) instead of --start")
     parser.add_argument("--noise", type=float, default=0.0,
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
@@ -493,6 +498,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         state = {"config": _config(args), "iteration": 0, "games": 0, "positions": 0,
                  "history": []}
+        if args.init:
+            model = Model.from_state(np.load(args.init))
+            if list(model.hidden) != list(args.hidden):
+                sys.exit(f"{args.init} has hidden layers {list(model.hidden)}, not --hidden "
+                         f"{','.join(map(str, args.hidden))}")
+            model.m = [np.zeros_like(p) for p in model.params]
+            model.v = [np.zeros_like(p) for p in model.params]
+            model.t = 0
     context = multiprocessing.get_context("fork")
     with context.Pool(args.workers) if args.workers > 1 else _NoPool() as pool:
         while state["iteration"] < args.iterations:

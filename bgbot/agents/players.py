@@ -23,6 +23,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
         "eval": "net (the default: the network) or linear (the linear heads of before)",
         "weights": "a network weights file instead of the shipped one",
+        "cube_life": "Janowski cube efficiency in contact, 0..1 (default 0.68)",
     })
     level = opts.choice("level", None, tuple(LEVELS))
     if level is not None and (opts.given("plies") or opts.given("noise")):
@@ -40,8 +41,10 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
     except ValueError as error:  # a weights file that cannot be used, or none installed
         raise FormatError(f"agent {spec.name!r} option {'weights' if weights else 'eval'}",
                           weights or evaluation or "", str(error)) from None
+    cube_life = opts.number("cube_life", -1.0, 0.0, 1.0) if opts.given("cube_life") else None
     return PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
-                                       seed=opts.integer("seed", seed), evaluator=evaluator))
+                                       seed=opts.integer("seed", seed), evaluator=evaluator,
+                                       cube_life=cube_life))
 
 
 def _pubeval(spec: AgentSpec, seed: int) -> Agent:

@@ -74,12 +74,18 @@ class HeuristicPlayer:
 
     def __init__(self, plies: int = 0, noise: float = 0.0, seed: int = 0,
                  evaluator: HeuristicEvaluator | None = None, prefilter: bool = True,
-                 cube_plies: int = 1, reply_keep: int = REPLY_KEEP) -> None:
+                 cube_plies: int = 1, reply_keep: int = REPLY_KEEP,
+                 cube_life: float | None = None) -> None:
         if plies not in MOVE_FILTERS:
             raise ValueError(f"plies must be 0, 1 or 2, got {plies}")
         if cube_plies not in (0, 1):
             raise ValueError(f"cube_plies must be 0 or 1, got {cube_plies}")
+        if cube_life is not None and not 0.0 <= cube_life <= 1.0:
+            raise ValueError(f"cube_life must be 0..1, got {cube_life}")
         self.cube_plies = cube_plies
+        self.cube_life = cube_life
+        """Janowski's cube efficiency x in contact positions (None: `cube.CONTACT_EFFICIENCY`);
+        races keep `cube.cube_efficiency`'s values."""
         self.reply_keep = reply_keep
         self.plies = plies
         self.noise = noise
@@ -322,13 +328,21 @@ class HeuristicPlayer:
             return self.evaluator.evaluate(position)
         return roll_average(self.evaluator, position)
 
+    def _efficiency(self, position: Position) -> float | None:
+        """The cube efficiency to use in ``position`` (None: the cube module's own)."""
+        if self.cube_life is None or not position.is_contact():
+            return None
+        return self.cube_life
+
     def should_double(self, position: Position, context: Context) -> bool:
         if not context.may_double():
             return False
-        return cube.should_double(self.cube_probabilities(position), context, position)
+        return cube.should_double(self.cube_probabilities(position), context, position,
+                                  efficiency=self._efficiency(position))
 
     def take_decision(self, position: Position, context: Context) -> TakeDecision:
-        return cube.take_decision(self.cube_probabilities(position), context, position)
+        return cube.take_decision(self.cube_probabilities(position), context, position,
+                                  efficiency=self._efficiency(position))
 
     def offer_resignation(self, position: Position, context: Context) -> int:
         return resign.offer_resignation(position, context, self.evaluator)

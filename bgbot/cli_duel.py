@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     from .referee.duel import DuelStats, StopRule, run_duel
     from .referee.duel_report import _pyplot, text_block, write_report
     from .referee.duel_store import DuelStore, default_path
-    from .referee.matlog import write_atomically
+    from .util import write_atomically
 
     config = _config(args)
     sprt = _sprt(args)
@@ -283,10 +283,9 @@ def _window(args: argparse.Namespace) -> int:
 
 
 def _mat_name(config: Any, index: int, suffix: str) -> str:
-    from .referee.matlog import _UNSAFE
+    from .util import safe_name
 
-    who = "-vs-".join(_UNSAFE.sub("_", spec).strip("_") or "agent"
-                      for spec in (config.agent_a, config.agent_b))
+    who = "-vs-".join(safe_name(spec, "agent") for spec in (config.agent_a, config.agent_b))
     kind = f"{config.length}pt" if config.length else "money"
     return f"{who}-{kind}-seed{config.seed}-pair{index + 1:05d}{suffix}.mat"
 

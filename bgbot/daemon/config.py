@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import BgbotError, FormatError
+from ..util import credential_path, write_atomically
 from . import paths
 from .protocol import MAX_MESSAGE_BYTES
 
@@ -295,10 +296,7 @@ class Config:
         if self.control.key_file:
             return Path(self.control.key_file), "file"
         key = paths.default_paths().key_file
-        creds = os.environ.get("CREDENTIALS_DIRECTORY", "").split(":")[0]
-        if creds and key.parent == Path(creds):
-            return key, "credential"
-        return key, "default"
+        return key, "credential" if key == credential_path(paths.KEY_FILE) else "default"
 
 
 # ============================================================================ loading
@@ -776,23 +774,12 @@ class Secret:
 
 
 def generate_key_file(path: Path) -> None:
-    """Write a fresh random key (64 hex digits) to ``path`` with mode 0600, atomically."""
+    """Write a fresh random key (64 hex digits) to ``path`` with mode 0600, atomically; a key
+    another process has just written is kept."""
     import secrets
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, (secrets.token_hex(32) + "\n").encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # never replaces a key another process just wrote
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, secrets.token_hex(32) + "\n", mode=0o600, replace=False)
 
 
 def load_control_key(config: Config, *, create: bool = False) -> tuple[Secret, Path, str]:

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from ..core.errors import BgbotError
+from ..util import write_atomically
 from .schema import SchemaViolation, Validator, load_schema
 
 __all__ = [
@@ -346,15 +347,8 @@ def write_key(path: str | os.PathLike[str], *, overwrite: bool = False) -> bytes
 
     key = secrets.token_hex(32).encode("ascii")
     file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
-    try:
-        fd = os.open(file, flags, 0o600)
-    except FileExistsError:
-        raise KeyFileError(f"key file {file} exists already; not overwriting it") from None
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(key + b"\n")
+    if not write_atomically(file, key + b"\n", mode=0o600, replace=overwrite):
+        raise KeyFileError(f"key file {file} exists already; not overwriting it")
     return key
 
 

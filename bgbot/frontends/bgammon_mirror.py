@@ -13,7 +13,7 @@ from ..core.game import Game, Moved, Phase
 from ..core.position import Play, Position
 from ..core.rules import Rules
 from ..formats.mat import MatchRecord, format_match
-from ..referee.matlog import write_atomically
+from ..util import write_atomically
 from . import bgammon_protocol as bp
 
 __all__ = ["MatchRun"]

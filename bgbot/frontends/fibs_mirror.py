@@ -16,7 +16,7 @@ from ..core.position import Play, Position
 from ..core.rules import Rules
 from ..formats.mat import MatchRecord, format_match
 from ..formats.notation import parse_fibs_move
-from ..referee.matlog import write_atomically
+from ..util import write_atomically
 
 __all__ = ["FIBS_RULES", "MatchMirror", "fibs_words"]
 

@@ -95,7 +95,7 @@ from ..core.position import Play, Position
 from ..core.rules import Rules
 from ..formats.mat import MatchRecord, format_match
 from ..players.base import Context, TakeDecision
-from .matlog import write_atomically
+from ..util import write_atomically
 from .referee import MAX_ATTEMPTS, IllegalDecision, context_for
 
 log = logging.getLogger(__name__)

@@ -35,14 +35,13 @@ from bgbot.daemon.protocol import (
     ProtocolError,
     Signer,
     error_reply,
-    event_message,
     load_key,
     new_message,
     validate_content,
     write_key,
 )
 from bgbot.daemon.schema import Validator, load_schema
-from bgbot.daemon.wire import decision_request
+from bgbot.daemon.wire import decision_request, event_message
 from bgbot.referee import events as ev
 
 ROOT = Path(__file__).resolve().parents[1]

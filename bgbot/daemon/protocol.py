@@ -46,7 +46,6 @@ __all__ = [
     "Signer",
     "check_request",
     "error_reply",
-    "event_message",
     "load_key",
     "match_topic",
     "message_kind",
@@ -289,14 +288,6 @@ def match_topic(match_id: str) -> bytes:
 def frontend_topic(name: str) -> bytes:
     """The events topic of a server frontend: ``frontend.<name>`` (protocol 1.1)."""
     return b"frontend." + name.encode("ascii")
-
-
-def event_message(event: Any) -> tuple[bytes, Message]:
-    """A `bgbot.referee.events` event as (topic ``match.<id>``, event message)."""
-    from .wire import event_content
-
-    msg_type, content = event_content(event)
-    return match_topic(content["match_id"]), new_message(msg_type, content)
 
 
 def split_identities(frames: Sequence[bytes]) -> tuple[list[bytes], list[bytes]]:

@@ -84,7 +84,7 @@ TAKES_WORK = frozenset({"match_start_request", "frontend_start_request", "reload
 """Requests refused with ``shutting_down`` once the daemon is stopping."""
 
 
-class DaemonError(BgbotError):
+class DaemonStartError(BgbotError):
     """The daemon cannot start (a socket in use, another daemon on the same state, ...)."""
 
 
@@ -252,7 +252,7 @@ class Daemon:
         try:
             self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
         except StoreError as exc:
-            raise DaemonError(str(exc)) from None
+            raise DaemonStartError(str(exc)) from None
         self._bind()
         await _warm_caches()
         settings = _worker_settings(config)
@@ -280,7 +280,7 @@ class Daemon:
         except OSError:
             other = os.read(fd, 32).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise DaemonError(f"another bgbot daemon (pid {other}) uses {self.config.state_dir}"
+            raise DaemonStartError(f"another bgbot daemon (pid {other}) uses {self.config.state_dir}"
                               ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -329,7 +329,7 @@ class Daemon:
 
         curve = self.config.control.curve
         if not zmq.has("curve"):
-            raise DaemonError("this libzmq has no CURVE support; tcp:// endpoints need it")
+            raise DaemonStartError("this libzmq has no CURVE support; tcp:// endpoints need it")
         try:
             public, secret = zmq.auth.load_certificate(curve.secret_key_file)
         except (OSError, ValueError) as exc:
@@ -358,19 +358,19 @@ class Daemon:
             try:
                 sock.bind(endpoint)
             except zmq.ZMQError as exc:
-                raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+                raise DaemonStartError(f"cannot bind {endpoint}: {exc}") from None
             return
         path = Path(endpoint[len("ipc://"):])
         if path.exists() or path.is_symlink():
             if _socket_alive(path):
-                raise DaemonError(f"{path} is in use by another process (another daemon?)")
+                raise DaemonStartError(f"{path} is in use by another process (another daemon?)")
             path.unlink()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         old = os.umask(0o177)
         try:
             sock.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+            raise DaemonStartError(f"cannot bind {endpoint}: {exc}") from None
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
@@ -994,7 +994,7 @@ def serve(config: Config, *, config_file: str | None = None) -> int:
     daemon_log = logging.getLogger("bgbot.daemon")
     try:
         return asyncio.run(Daemon(config, config_file=config_file).run())
-    except (DaemonError, ConfigError) as exc:
+    except (DaemonStartError, ConfigError) as exc:
         daemon_log.error("cannot start: %s", exc)
         print(f"bgbot serve: {exc}", file=sys.stderr)
         return 2

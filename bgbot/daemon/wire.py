@@ -19,7 +19,7 @@ from ..formats.gnubgid import MatchState
 from ..formats.xgid import decode_any_id
 from ..players.base import Probabilities
 from ..referee import events as ev
-from .protocol import ErrorCode, ProtocolError
+from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
 
 __all__ = [
     "ASKS_OPPONENT",
@@ -224,6 +224,12 @@ def evaluation_to_wire(probabilities: Probabilities, agent: str) -> dict[str, An
 
 
 # --------------------------------------------------------------------------- events
+
+
+def event_message(event: ev.Event) -> tuple[bytes, Message]:
+    """A `bgbot.referee.events` event as (topic ``match.<id>``, event message)."""
+    msg_type, content = event_content(event)
+    return match_topic(content["match_id"]), new_message(msg_type, content)
 
 
 def event_content(event: ev.Event) -> tuple[str, dict[str, Any]]:

@@ -74,7 +74,7 @@ class Daemon:
             f'[logging]\nlevel = "warning"\n')
         self.log = (self.root / "daemon.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bgbot.cli_serve", "--config", str(config)],
+            [sys.executable, "-m", "bgbot.cli", "serve", "--config", str(config)],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=Path(__file__).resolve().parents[1])
         self.client = RawClient(self.endpoint, self.key, self.server_public)

@@ -225,7 +225,7 @@ def test_a_missing_default_key_is_created_private(tmp_path: Path,
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     code = ("import sys, argparse\n"
-            "from bgbot.cli_config import register\n"
+            "from bgbot.cli.config import register\n"
             "p = argparse.ArgumentParser(prog='bgbot'); register(p.add_subparsers())\n"
             "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))\n")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,

@@ -467,7 +467,7 @@ def test_cli_logs_in_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
                                str(port)], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert server.stdout is not None and "listening" in server.stdout.readline()
-        bot = subprocess.Popen([sys.executable, "-m", "bgbot.cli_fibs", "--host", "127.0.0.1",
+        bot = subprocess.Popen([sys.executable, "-m", "bgbot.cli", "fibs", "--host", "127.0.0.1",
                                 "--port", str(port), "--user", "clibot", "--agent", "pubeval",
                                 "--logs", str(tmp_path), "--state", str(tmp_path / "s.json"),
                                 "-vv"], stderr=subprocess.PIPE, text=True, env=env)

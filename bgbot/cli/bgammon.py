@@ -9,12 +9,12 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from .agents.spec import known_agents
+from ..agents.spec import known_agents
 
 if TYPE_CHECKING:
-    from .frontends.bgammon import BgammonAccount
+    from ..frontends.bgammon import BgammonAccount
 
 _EPILOG = """\
 how it works:
@@ -106,8 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def account_from_args(args: argparse.Namespace) -> BgammonAccount:
-    from .frontends.bgammon import BgammonAccount
-    from .frontends.invitations import InvitationPolicy
+    from ..frontends.bgammon import BgammonAccount
+    from ..frontends.invitations import InvitationPolicy
 
     password = None
     if args.password_file is not None:
@@ -128,13 +128,13 @@ def account_from_args(args: argparse.Namespace) -> BgammonAccount:
 
 def run(args: argparse.Namespace) -> int:
     """Play until interrupted; 1 when the server refused the login for good."""
-    from .frontends.bgammon import BgammonClient
+    from ..frontends.bgammon import BgammonClient
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     account = account_from_args(args)
     client = BgammonClient(account)
-    from .players.bearoff import warm_default_database
+    from ..players.bearoff import warm_default_database
 
     warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
     print(f"bgbot bgammon: {account.display_name} on {account.host}:{account.port} with "
@@ -154,24 +154,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"bgbot bgammon: {status['last_error']}", file=sys.stderr)
         return 1
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m bgbot.cli_bgammon --user bot_x ...``)."""
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot bgammon", epilog=_epilog(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (BgbotError, ValueError, OSError) as exc:
-        print(f"bgbot bgammon: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .frontends.fibs import FibsAccount
+    from ..frontends.fibs import FibsAccount
 
 _EPILOG = """\
 examples:
@@ -76,17 +76,17 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     from pathlib import Path
 
-    from .core.errors import FormatError
-    from .daemon.paths import default_paths
-    from .frontends.fibs import FibsAccount, parse_invite, resolve_password
-    from .frontends.invitations import InvitationPolicy
+    from ..core.errors import FormatError
+    from ..daemon.paths import default_paths
+    from ..frontends.fibs import FibsAccount, parse_invite, resolve_password
+    from ..frontends.invitations import InvitationPolicy
 
     paths = default_paths()
     if args.config:
         from dataclasses import replace
 
-        from .daemon.accounts import fibs_account
-        from .daemon.config import account_frontend_name, load_config
+        from ..daemon.accounts import fibs_account
+        from ..daemon.config import account_frontend_name, load_config
 
         config = load_config(args.config)
         entries = list(config.fibs.accounts)
@@ -131,12 +131,12 @@ def run(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from .frontends.fibs import FibsClient
+    from ..frontends.fibs import FibsClient
 
     level = logging.WARNING - 10 * min(2, args.verbose + 1)
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s")
     accounts = _accounts(args)
-    from .players.bearoff import warm_default_database
+    from ..players.bearoff import warm_default_database
 
     warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
 
@@ -159,24 +159,3 @@ def run(args: argparse.Namespace) -> int:
 
     asyncio.run(main())
     return 0
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """``python -m bgbot.cli_fibs ARGS``: the same as ``bgbot fibs ARGS``."""
-    import sys
-
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["fibs", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        result: int = args.func(args)
-    except (BgbotError, ValueError, OSError) as exc:
-        print(f"bgbot fibs: {exc}", file=sys.stderr)
-        return 2
-    return result
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -39,6 +39,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "REQUEST_TYPES",
+    "add_messages",
     "ErrorCode",
     "KeyFileError",
     "Message",
@@ -168,17 +169,36 @@ def _schema() -> Validator:
     return _validator
 
 
-def _types_of(kind: str) -> frozenset[str]:
+def _types_of(kind: str) -> set[str]:
     schema = _schema()
-    return frozenset(name for name in schema.messages if schema.kind(name) == kind)
+    return {name for name in schema.messages if schema.kind(name) == kind}
 
 
-REQUEST_TYPES: frozenset[str] = _types_of("request")
-"""Every ``*_request`` msg_type."""
-REPLY_TYPES: frozenset[str] = _types_of("reply")
+REQUEST_TYPES: set[str] = _types_of("request")
+"""Every ``*_request`` msg_type (the schema's, and those `add_messages` added)."""
+REPLY_TYPES: set[str] = _types_of("reply")
 """Every reply msg_type, ``error`` included."""
-EVENT_TYPES: frozenset[str] = _types_of("event")
+EVENT_TYPES: set[str] = _types_of("event")
 """Every event msg_type (published on the events socket)."""
+
+
+def add_messages(messages: Mapping[str, Any]) -> None:
+    """Extend the protocol with message types that ``protocol/schema.json`` does not define
+    (a plugin's request and its reply, `bgbot.daemon.requests`): ``messages`` maps each
+    msg_type to its schema, written as in the schema's ``messages`` section (``x-kind``, for a
+    request ``x-reply``). A type already known, or a schema the validator cannot check, is a
+    ValueError and changes nothing."""
+    for name, schema in messages.items():
+        if not _MSG_TYPE.match(name):
+            raise ValueError(f"message type {name!r}: lower case letters, digits and '_'")
+        if schema.get("x-kind") == "request" and (
+                not name.endswith("_request") or schema.get("x-reply") not in messages):
+            raise ValueError(f"request {name!r}: its name ends in _request and its x-reply "
+                             "names a reply defined with it")
+    _schema().add_messages(messages)
+    for name, schema in messages.items():
+        {"request": REQUEST_TYPES, "reply": REPLY_TYPES, "event": EVENT_TYPES}[
+            schema["x-kind"]].add(name)
 
 
 def message_kind(msg_type: str) -> str:

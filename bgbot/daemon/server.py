@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import errno
 import fcntl
+import inspect
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ import stat
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -66,6 +68,7 @@ from .protocol import (
     reply_type,
     split_identities,
 )
+from .requests import check_handlers, handlers, handles
 from .store import MatchSpec, MatchState, Store, StoreError
 from .wire import rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, limit_player_caches
@@ -79,9 +82,6 @@ READ_BATCH = 32
 """Requests read per event-loop turn."""
 MAX_IN_FLIGHT = 10_000
 """Requests being worked on at once before new ones get ``busy``."""
-TAKES_WORK = frozenset({"match_start_request", "frontend_start_request", "reload_request"}
-                       | DECISION_TYPES)
-"""Requests refused with ``shutting_down`` once the daemon is stopping."""
 
 
 class DaemonStartError(BgbotError):
@@ -442,119 +442,85 @@ class Daemon:
             self._send(ids, error_reply(msg, ErrorCode.BUSY, "too many requests in flight; "
                                         "try again later", {"limit": MAX_IN_FLIGHT}))
             return
-        if self.state == "stopping" and msg.msg_type in TAKES_WORK:
-            self._send(ids, error_reply(msg, ErrorCode.SHUTTING_DOWN,
-                                        "the daemon is stopping and takes no new work"))
-            return
-        quick = self._quick.get(msg.msg_type)
-        if quick is not None:
-            self._answer(ids, msg, quick)
-            return
-        if msg.msg_type in DECISION_TYPES and self.decisions is not None:
-            if self._quick_agents is None or not self._decide_quickly(ids, msg):
-                self._decide_in_pool(ids, msg, self.decisions)
-            return
-        handler = self._handlers.get(msg.msg_type)
+        handler = handlers().get(msg.msg_type)
         if handler is None:
             self._send(ids, error_reply(msg, ErrorCode.UNSUPPORTED,
                                         f"{msg.msg_type} is not served by this daemon"))
             return
+        if self.state == "stopping" and handler.takes_work:
+            self._send(ids, error_reply(msg, ErrorCode.SHUTTING_DOWN,
+                                        "the daemon is stopping and takes no new work"))
+            return
+        try:
+            result = handler.function(self, msg)
+        except Exception as exc:
+            self._send(ids, self._failure(msg, exc))
+            return
+        if not inspect.isawaitable(result):
+            self._send(ids, new_message(reply_type(msg.msg_type), result, msg))
+            return
         counters.in_flight += 1
-        task = asyncio.get_running_loop().create_task(self._handle(ids, msg, handler))
+        if isinstance(result, asyncio.Future):
+            # a decision's future from the workers: the reply goes out from its callback
+            result.add_done_callback(partial(self._finish, ids, msg))
+            return
+        task = asyncio.get_running_loop().create_task(self._handle(ids, msg, result))
         counters.tasks.add(task)
         task.add_done_callback(counters.tasks.discard)
 
-    def _decide_in_pool(self, ids: list[bytes], msg: Message, pool: DecisionPool) -> None:
-        """Hand a decision to the workers; the reply goes out from the future's callback."""
-        config = self.config
+    def _failure(self, msg: Message, exc: BaseException) -> Message:
+        """The error reply for a handler's failure (a ProtocolError says what; anything else
+        is a bug: logged, and answered ``internal``)."""
+        if isinstance(exc, ProtocolError):
+            return error_reply(msg, exc.code, exc.message, exc.details)
+        if isinstance(exc, asyncio.CancelledError):
+            return error_reply(msg, ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
+        log.error("%s failed", msg.msg_type, exc_info=(type(exc), exc, exc.__traceback__))
+        return error_reply(msg, ErrorCode.INTERNAL, f"{type(exc).__name__}: see the daemon's log")
+
+    def _finish(self, ids: list[bytes], msg: Message, result: asyncio.Future[Any]) -> None:
+        self.counters.in_flight -= 1
+        error = None if result.cancelled() else result.exception()
+        if result.cancelled():
+            self._send(ids, self._failure(msg, asyncio.CancelledError()))
+        elif error is not None:
+            self._send(ids, self._failure(msg, error))
+        else:
+            self._send(ids, new_message(reply_type(msg.msg_type), result.result(), msg))
+
+    async def _handle(self, ids: list[bytes], msg: Message, work: Awaitable[Any]) -> None:
         try:
-            future = pool.request(msg.msg_type, msg.content, config.agents.default,
-                                  config.limits.decision_timeout)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return
-        self.counters.in_flight += 1
-
-        def done(result: asyncio.Future[dict[str, Any]]) -> None:
+            reply = new_message(reply_type(msg.msg_type), await work, msg)
+        except (Exception, asyncio.CancelledError) as exc:
+            reply = self._failure(msg, exc)
+        finally:
             self.counters.in_flight -= 1
-            error = result.exception()
-            if error is None:
-                self._send(ids, new_message(reply_type(msg.msg_type), result.result(), msg))
-            elif isinstance(error, ProtocolError):
-                self._send(ids, error_reply(msg, error.code, error.message, error.details))
-            else:
-                log.error("%s failed: %r", msg.msg_type, error)
-                self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                            f"{type(error).__name__}: see the daemon's log"))
+        self._send(ids, reply)
 
-        future.add_done_callback(done)
-
-    def _decide_quickly(self, ids: list[bytes], msg: Message) -> bool:
-        """Answer a decision of an in-process 0-ply player right here (`is_quick`); False
-        leaves it to the pool (other agents, or this player's first request: it is created
-        then, on the loop, and answers on the loop from the next request on)."""
+    def _decide_quickly(self, msg: Message) -> dict[str, Any] | None:
+        """The answer of an in-process 0-ply player, right here (`is_quick`); None leaves it
+        to the pool (other agents, or this player's first request: it is created then, on
+        the loop, and answers on the loop from the next request on)."""
         agents = self._quick_agents
         assert agents is not None
         config = self.config
         spec = msg.content.get("agent") or config.agents.default
         if not isinstance(spec, str) or not is_quick(spec):
-            return False
-        try:
-            content = answer_now(msg.msg_type, msg.content, agents,
-                                 default_agent=config.agents.default,
-                                 max_candidates=config.limits.max_candidates)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return True
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                        f"{type(exc).__name__}: see the daemon's log"))
-            return True
+            return None
+        content = answer_now(msg.msg_type, msg.content, agents,
+                             default_agent=config.agents.default,
+                             max_candidates=config.limits.max_candidates)
         if content is None:
             task = asyncio.get_running_loop().create_task(self._create_quick(agents, spec))
             self.counters.tasks.add(task)
             task.add_done_callback(self.counters.tasks.discard)
-            return False
-        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
-        return True
+        return content
 
     async def _create_quick(self, agents: AgentCache, spec: str) -> None:
         try:
             await agents.get(spec)
         except Exception as exc:  # a bad spec: the pool's answer names the fault
             log.debug("no quick agent for %s: %s", spec, exc)
-
-    def _answer(self, ids: list[bytes], msg: Message,
-                quick: Callable[[Daemon, Message], dict[str, Any]]) -> None:
-        try:
-            content = quick(self, msg)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                        f"{type(exc).__name__}: see the daemon's log"))
-            return
-        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
-
-    async def _handle(self, ids: list[bytes], msg: Message,
-                      handler: Callable[[Daemon, Message], Awaitable[dict[str, Any]]]) -> None:
-        try:
-            content = await handler(self, msg)
-            reply = new_message(reply_type(msg.msg_type), content, msg)
-        except ProtocolError as exc:
-            reply = error_reply(msg, exc.code, exc.message, exc.details)
-        except asyncio.CancelledError:
-            reply = error_reply(msg, ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            reply = error_reply(msg, ErrorCode.INTERNAL,
-                                f"{type(exc).__name__}: see the daemon's log")
-        finally:
-            self.counters.in_flight -= 1
-        self._send(ids, reply)
 
     def _send(self, ids: list[bytes], msg: Message) -> None:
         router = self.router
@@ -619,6 +585,7 @@ class Daemon:
 
     # ----------------------------------------------------------------- quick handlers
 
+    @handles("hello_request", quick=True)
     def _hello(self, msg: Message) -> dict[str, Any]:
         return {
             "protocol_version": PROTOCOL_VERSION,
@@ -632,6 +599,7 @@ class Daemon:
                        "signed": self.signer.signed},
         }
 
+    @handles("status_request", quick=True)
     def _status(self, msg: Message) -> dict[str, Any]:
         matches = self.matches
         store = self.store
@@ -664,6 +632,7 @@ class Daemon:
                      "loop_lag_ms": round(lag * 1000, 2)},
         }
 
+    @handles("match_start_request", quick=True, takes_work=True)
     def _match_start(self, msg: Message) -> dict[str, Any]:
         content = msg.content
         matches = self.matches
@@ -685,6 +654,7 @@ class Daemon:
         row = matches.create(spec)
         return {"match": matches.summary(row), "seed": seed}
 
+    @handles("match_list_request", quick=True)
     def _match_list(self, msg: Message) -> dict[str, Any]:
         from .store import RESUMABLE
 
@@ -697,9 +667,11 @@ class Daemon:
         rows = store.list_matches(states, int(msg.content.get("limit", 100)))
         return {"matches": [matches.summary(row) for row in rows]}
 
+    @handles("frontend_list_request", quick=True)
     def _frontend_list(self, msg: Message) -> dict[str, Any]:
         return {"frontends": [f.record() for f in self.frontends.items.values()]}
 
+    @handles("shutdown_request", quick=True)
     def _shutdown_request(self, msg: Message) -> dict[str, Any]:
         reason = msg.content.get("reason")
         text = f"shutdown request: {reason}" if reason else "shutdown request"
@@ -708,17 +680,29 @@ class Daemon:
 
     # ----------------------------------------------------------------- async handlers
 
-    async def _decision(self, msg: Message) -> dict[str, Any]:
+    @handles(*DECISION_TYPES, takes_work=True)
+    def _decision(self, msg: Message) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """A decision: at once from a quick in-process player, else a worker's future (or,
+        with ``limits.inline_decisions``, a coroutine on the loop)."""
         config = self.config
-        if self.decisions is not None:
-            return await self.decisions.submit(msg.msg_type, msg.content, config.agents.default,
-                                               config.limits.decision_timeout)
+        pool = self.decisions
+        if pool is not None:
+            if self._quick_agents is not None:
+                quick = self._decide_quickly(msg)
+                if quick is not None:
+                    return quick
+            return pool.request(msg.msg_type, msg.content, config.agents.default,
+                                config.limits.decision_timeout)
         agents = self._inline_agents
         assert agents is not None
         quick = answer_now(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
                            max_candidates=config.limits.max_candidates)
         if quick is not None:
             return quick
+        return self._decide_inline(msg, agents)
+
+    async def _decide_inline(self, msg: Message, agents: AgentCache) -> dict[str, Any]:
+        config = self.config
         try:
             return await asyncio.wait_for(
                 answer(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
@@ -727,6 +711,7 @@ class Daemon:
         except asyncio.TimeoutError:
             raise ProtocolError(ErrorCode.TIMEOUT, "the decision took too long") from None
 
+    @handles("match_get_request")
     async def _match_get(self, msg: Message) -> dict[str, Any]:
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
@@ -756,6 +741,7 @@ class Daemon:
                     reply["mat"] = ""
         return reply
 
+    @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:
         matches = self.matches
         assert matches is not None
@@ -764,6 +750,7 @@ class Daemon:
         row = await matches.abort(msg.content["match_id"], text)
         return {"match": matches.summary(row)}
 
+    @handles("frontend_start_request", takes_work=True)
     async def _frontend_start(self, msg: Message) -> dict[str, Any]:
         name = msg.content["name"]
         kind = msg.content.get("kind")
@@ -794,6 +781,7 @@ class Daemon:
         await self.frontends.start(frontend)
         return {"frontend": frontend.record()}
 
+    @handles("frontend_stop_request")
     async def _frontend_stop(self, msg: Message) -> dict[str, Any]:
         name = msg.content["name"]
         frontend = self.frontends.items.get(name)
@@ -802,6 +790,7 @@ class Daemon:
         await self.frontends.stop(frontend)
         return {"frontend": frontend.record()}
 
+    @handles("reload_request", takes_work=True)
     async def _reload_request(self, msg: Message) -> dict[str, Any]:
         return await self.reload()
 
@@ -925,27 +914,9 @@ class Daemon:
             if lag > self.counters.max_lag:
                 self.counters.max_lag = lag
 
-    _handlers: dict[str, Callable[[Daemon, Message], Awaitable[dict[str, Any]]]] = {}
-    _quick: dict[str, Callable[[Daemon, Message], dict[str, Any]]] = {}
 
 
-Daemon._quick = {
-    "hello_request": Daemon._hello,
-    "status_request": Daemon._status,
-    "match_start_request": Daemon._match_start,
-    "match_list_request": Daemon._match_list,
-    "frontend_list_request": Daemon._frontend_list,
-    "shutdown_request": Daemon._shutdown_request,
-}
-Daemon._handlers = {
-    **{name: Daemon._decision for name in DECISION_TYPES},
-    "match_get_request": Daemon._match_get,
-    "match_abort_request": Daemon._match_abort,
-    "frontend_start_request": Daemon._frontend_start,
-    "frontend_stop_request": Daemon._frontend_stop,
-    "reload_request": Daemon._reload_request,
-}
-
+check_handlers()  # every request of the protocol schema has its handler, and no other
 
 
 async def _warm_caches() -> None:

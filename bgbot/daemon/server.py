@@ -34,13 +34,14 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable
 
 import zmq
 
 from .. import __version__
 from ..agents.spec import create_agent, known_agents
 from ..core.errors import BgbotError
+from ..plugins import load_plugins
 from .config import (
     Config,
     ConfigError,
@@ -916,6 +917,7 @@ class Daemon:
 
 
 
+load_plugins()  # a plugin's request types and their handlers, before the check
 check_handlers()  # every request of the protocol schema has its handler, and no other
 
 

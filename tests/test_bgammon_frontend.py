@@ -20,9 +20,9 @@ from typing import Any, Awaitable, Callable
 import pytest
 
 from bgbot.formats.mat import MatchRecord, read_match
-from bgbot.frontends import bgammon_protocol as bp
 from bgbot.frontends.backoff import Backoff
-from bgbot.frontends.bgammon import BgammonAccount, BgammonClient
+from bgbot.frontends.bgammon import protocol as bp
+from bgbot.frontends.bgammon.client import BgammonAccount, BgammonClient
 from bgbot.frontends.invitations import InvitationPolicy
 
 from .bgammon_standin import StandInOpponent, StandInServer

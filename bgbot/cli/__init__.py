@@ -2,7 +2,9 @@
 
 Every module of this package whose name does not start with ``_`` is a command: it has
 ``register(sub)``, which adds its sub-parser (with ``func`` to run) to ``bgbot``'s. The
-commands are found by listing the package, so a new command is one new module here.
+commands are found by listing the package, so a new command is one new module here. A
+registered server kind (`bgbot.frontends.kinds`) without a module of its name gets
+``bgbot KIND --config FILE`` (`bgbot.cli._servers`).
 ``python -m bgbot.cli COMMAND ...`` is the same as ``bgbot COMMAND ...``.
 """
 
@@ -47,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more log output on stderr (-v: what bgbot does, -vv: wire traffic)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in command_modules():
+    commands = command_modules()
+    for name in commands:
         importlib.import_module(f"{__name__}.{name}").register(sub)
+    from ..frontends.kinds import server_kinds
+    from ._servers import register_kind
+
+    for kind in server_kinds().values():
+        if kind.name not in commands:
+            register_kind(sub, kind.name, kind.description)
     return parser
 
 

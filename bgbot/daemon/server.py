@@ -50,7 +50,15 @@ from .config import (
     load_control_key,
 )
 from .decisions import DECISION_TYPES, AgentCache, answer, answer_now, is_quick
-from .frontends import KINDS, Frontend, Frontends, frontend_from_options, plain_value
+from ..frontends.kinds import server_kinds
+from .frontends import (
+    GNUBG_EXTERNAL,
+    Frontend,
+    Frontends,
+    frontend_from_options,
+    frontend_kinds,
+    plain_value,
+)
 from .logs import setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
@@ -112,6 +120,8 @@ def _event_name(text: str) -> str:
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted key -> value of every configuration value (a server kind's accounts as
+    ``KIND.accounts``)."""
     import dataclasses
 
     out: dict[str, Any] = {}
@@ -124,14 +134,21 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
             out.update(_flatten(value, key + "."))
         else:
             out[key] = value
+    if isinstance(obj, Config):
+        for kind in server_kinds():
+            out[f"{kind}.accounts"] = obj.accounts(kind)
     return out
+
+
+def _frontend_keys() -> frozenset[str]:
+    """The configuration keys that name frontends: a reload restarts what they change."""
+    return frozenset({"gnubg_player", *(f"{kind}.accounts" for kind in server_kinds())})
 
 
 LIVE_KEYS = frozenset({
     "logging.level", "logging.format", "agents.default", "limits.max_matches",
-    "limits.decision_timeout", "limits.max_candidates", "control.key_file", "gnubg_player",
-    "fibs.accounts", "bgammon.accounts",
-})
+    "limits.decision_timeout", "limits.max_candidates", "control.key_file",
+}) | _frontend_keys()
 """Configuration keys a reload applies at once; the others need a restart."""
 
 
@@ -765,18 +782,19 @@ class Daemon:
             if kind is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, f"no configured frontend {name}; give "
                                     "a kind to start a new one", {"name": name})
-            if kind in ("fibs", "bgammon"):
+            if kind in server_kinds():
                 raise ProtocolError(ErrorCode.UNSUPPORTED, f"{kind} accounts are configured "
                                     f"in bgbot.toml ([[{kind}.accounts]]; their passwords do "
                                     "not travel in requests): add one there, reload, and "
                                     "start it by name", {"kind": kind})
-            if kind != "gnubg_external":
+            if kind != GNUBG_EXTERNAL:
                 raise ProtocolError(ErrorCode.UNSUPPORTED, f"frontend kind {kind!r} is not "
-                                    f"built in (known: {', '.join(KINDS)})", {"kind": kind})
+                                    f"built in (known: {', '.join(frontend_kinds())})",
+                                    {"kind": kind})
             if frontend is not None and frontend.state == "running":
                 raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
                                     {"name": name})
-            frontend = Frontend(name, "gnubg_external", frontend_from_options(name, options),
+            frontend = Frontend(name, GNUBG_EXTERNAL, frontend_from_options(name, options),
                                 False)
             self.frontends.items[name] = frontend
         await self.frontends.start(frontend)
@@ -857,7 +875,7 @@ class Daemon:
             # the running configuration takes the live keys only; the rest waits for a restart
             self.config = replace(
                 old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
-                fibs=new.fibs, bgammon=new.bgammon,
+                servers=new.servers,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,
                                max_candidates=new.limits.max_candidates),
@@ -876,7 +894,7 @@ class Daemon:
                 setup_logging(new.logging.level, new.logging.format)
             if self.matches is not None:
                 self.matches.max_matches = new.limits.max_matches
-            if {"gnubg_player", "fibs.accounts", "bgammon.accounts"} & set(changed):
+            if _frontend_keys() & set(changed):
                 await self.frontends.reconfigure(new)
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}

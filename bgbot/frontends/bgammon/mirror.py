@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import IllegalAction
-from ..core.game import Game, Moved, Phase
-from ..core.position import Play, Position
-from ..core.rules import Rules
-from ..formats.mat import MatchRecord, format_match
-from ..util import write_atomically
-from . import bgammon_protocol as bp
+from ...core.errors import IllegalAction
+from ...core.game import Game, Moved, Phase
+from ...core.position import Play, Position
+from ...core.rules import Rules
+from ...formats.mat import MatchRecord
+from ..server import MatMirror
+from . import protocol as bp
 
 __all__ = ["MatchRun"]
 
@@ -23,16 +23,15 @@ def _seat_name(player: int) -> str:
     return "me" if player == 1 else "opponent"
 
 
-class MatchRun:
+class MatchRun(MatMirror):
     """One match mirrored in core `Game`s and written as a .mat file after every game."""
 
-    def __init__(self, me: str, opponent: str, length: int, game_id: int, path: Path,
+    def __init__(self, me: str, opponent: str, length: int, game_id: int, path: Path | None,
                  site: str = "bgammon.org") -> None:
-        self.me, self.opponent, self.length, self.game_id = me, opponent, length, game_id
-        self.path = path
         self.rules = Rules(cube=length != 1, cube_limit=64)
-        self.record = MatchRecord.create(length, (me, opponent), self.rules,
-                                         tags={"Site": site})
+        super().__init__(MatchRecord.create(length, (me, opponent), self.rules,
+                                            tags={"Site": site}), path)
+        self.me, self.opponent, self.length, self.game_id = me, opponent, length, game_id
         self.game: Game | None = None
         self.partial = False
         """The current game was joined under way (unknown start): not written to the .mat."""
@@ -195,6 +194,3 @@ class MatchRun:
             self.record.add_game(g)
             self.write()
         return [("game_end", info)]
-
-    def write(self) -> None:
-        write_atomically(self.path, format_match(self.record))

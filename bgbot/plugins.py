@@ -6,7 +6,7 @@ A plugin is a module that registers what it defines when it is imported -- a ser
 group ``bgbot.plugins`` of its distribution, e.g. in its ``pyproject.toml``::
 
     [project.entry-points."bgbot.plugins"]
-    toy = "toy_server"
+    myserver = "myserver"
 
 `load_plugins` imports every such module once per process; the registries call it before they
 answer, so the CLI, the configuration check and the daemon all see the same kinds.

@@ -32,6 +32,25 @@ class IllegalDecision(BgbotError):
     """An agent kept answering with something the rules do not allow."""
 
 
+async def legal_play(agent: Agent, game: Game, context: Context, where: str) -> Play:
+    """Ask ``agent`` for its play of ``game``'s roll and make it, asking again after an
+    illegal one (each is logged, ``where`` saying in which game) up to `MAX_ATTEMPTS` times;
+    the canonical play made. `IllegalDecision` after that many illegal plays in a row."""
+    dice = game.dice
+    assert dice is not None
+    before = game.position
+    candidate = Play()
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        candidate = await agent.choose_play(before, dice, context)
+        try:
+            return game.move(candidate)
+        except IllegalAction as exc:
+            log.warning("%s: %s made an illegal play (attempt %d): %s", where, agent.name,
+                        attempt, exc)
+    raise IllegalDecision(f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
+                          f"{dice[0]}{dice[1]}; last: {candidate}")
+
+
 @dataclass
 class MatchResult:
     """What a hosted match produced: final score, winner, and every game's outcome."""
@@ -255,19 +274,6 @@ class Referee:
             chosen = plays[0] if plays else Play()
             made = game.move(chosen)
         else:
-            agent = self.agents[seat]
-            context = context_for(game, seat)
-            for attempt in range(1, MAX_ATTEMPTS + 1):
-                candidate = await agent.choose_play(before, dice, context)
-                try:
-                    made = game.move(candidate)
-                    break
-                except IllegalAction as exc:
-                    log.warning("match %s game %d: %s made an illegal play (attempt %d): %s",
-                                self.match_id, number, agent.name, attempt, exc)
-            else:
-                raise IllegalDecision(
-                    f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
-                    f"{dice[0]}{dice[1]}; last: {candidate}"
-                )
+            made = await legal_play(self.agents[seat], game, context_for(game, seat),
+                                    f"match {self.match_id} game {number}")
         self._emit(ev.Played(self.match_id, number, seat, dice, made, before))

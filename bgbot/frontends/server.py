@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from ..core.game import Action, Game
 from ..formats.mat import MatchRecord, format_match
+from ..referee.events import action_record
 from ..util import safe_name, write_atomically
 from .backoff import Backoff
 from .gnubg_log import JsonLinesLog
@@ -101,13 +103,30 @@ class ServerAccount:
 
 
 class MatMirror:
-    """A server match's ``.mat`` file: its record, rewritten atomically (`write`) after every
-    game, so a crash never leaves a torn file. Dialects replay the server's view into
-    ``record``."""
+    """A server match replayed through core games: the ``.mat`` file's record, rewritten
+    atomically (`write`) after every game so a crash never leaves a torn file, and the
+    actions the games recorded (`apply`, `take_actions`), which the client logs in their one
+    plain form (`bgbot.referee.events.action_record`)."""
 
     def __init__(self, record: MatchRecord, path: Path | None) -> None:
         self.record = record
         self.path = path
+        self.game: Game | None = None
+        self._actions: list[Action] = []
+
+    def apply(self, game: Game, change: Callable[[Game], object]) -> None:
+        """``change(game)``; the actions it recorded wait for `take_actions` (also when it
+        fails half-way: what the game took is recorded)."""
+        seen = len(game.history)
+        try:
+            change(game)
+        finally:
+            self._actions.extend(game.history[seen:])
+
+    def take_actions(self) -> list[Action]:
+        """The actions applied since the last call, in order."""
+        taken, self._actions = self._actions, []
+        return taken
 
     def write(self) -> None:
         """Rewrite the file (nothing without a path or before the first game)."""
@@ -263,6 +282,16 @@ class ServerClient:
     def _event_context(self) -> dict[str, Any]:
         """Fields every event carries (the dialect's match id, say)."""
         return {}
+
+    def _emit_actions(self, mirror: MatMirror | None) -> None:
+        """Log the game actions ``mirror`` recorded since the last call (`action_record`:
+        ``roll``, ``move``, ``double``...; seat 0 is this account)."""
+        if mirror is None:
+            return
+        for action in mirror.take_actions():
+            found = action_record(action)
+            if found is not None:
+                self._emit(found[0], **found[1])
 
     def mat_path(self, name: str) -> Path | None:
         """``<logs_dir>/<YYYYmmdd-HHMMSS>-<name>.mat`` (None without a logs directory)."""

@@ -275,7 +275,12 @@ class FibsClient(ServerClient):
     def _seat(self, name: str) -> int:
         return 0 if self._is_me(name) else 1
 
-    async def _handle(self, event: clip.Event) -> None:  # noqa: C901 - one dispatch table
+    async def _handle(self, event: clip.Event) -> None:
+        """React to one server event, then log the game actions the mirror recorded."""
+        await self._dispatch(event)
+        self._emit_actions(self.mirror)
+
+    async def _dispatch(self, event: clip.Event) -> None:  # noqa: C901 - one dispatch table
         now = self.clock()
         if isinstance(event, clip.LoginPrompt):
             if self._login_sent:
@@ -348,7 +353,6 @@ class FibsClient(ServerClient):
                     self._emit("game_start", opponent=self.opponent, game=self.mirror.games_seen,
                                score=list(self.mirror.score))
                 self.mirror.opening(mine, theirs)
-            self._emit("opening_roll", dice=[mine, theirs])
         elif isinstance(event, clip.Rolled):
             seat = self._seat(event.name)
             if seat == 0:
@@ -356,12 +360,10 @@ class FibsClient(ServerClient):
                 self._board_due = None
             if self.mirror is not None:
                 self.mirror.rolled(seat, event.dice)
-            self._emit("roll", seat=seat, dice=list(event.dice))
         elif isinstance(event, clip.Moved):
             if not self._is_me(event.name) and self.mirror is not None:
                 direction = -self._board.direction if self._board is not None else 1
                 self.mirror.moved(1, event.text, direction)
-            self._emit("move", seat=self._seat(event.name), text=event.text)
         elif isinstance(event, (clip.RollPrompt, clip.PleaseMove)):
             # A prompt is only a hint: if our board does not say the same, the board is stale.
             board = self._board
@@ -374,13 +376,11 @@ class FibsClient(ServerClient):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.cant_move(seat)
-            self._emit("cant_move", seat=seat)
             self._board_due = now + min(1.0, self.account.retry_after)
         elif isinstance(event, clip.Doubled):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.doubled(seat)
-            self._emit("double", seat=seat)
             if seat == 1:
                 self._answered_double = False
                 await self._answer_double()
@@ -389,19 +389,16 @@ class FibsClient(ServerClient):
         elif isinstance(event, clip.DoubleAccepted):
             if self.mirror is not None:
                 self.mirror.taken()
-            self._emit("take", seat=self._seat(event.name), cube=event.cube)
             self._board_due = now + min(1.0, self.account.retry_after)
         elif isinstance(event, clip.DoubleRejected):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.dropped()
-            self._emit("drop", seat=seat, points=event.points)
             self._game_over(1 - seat, event.points, "drop")
         elif isinstance(event, clip.ResignOffered):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.resigned(seat, event.points)
-            self._emit("resign", seat=seat, points=event.points)
             if seat == 1:
                 await self._answer_resignation(event.points)
         elif isinstance(event, clip.ResignAccepted):
@@ -409,7 +406,6 @@ class FibsClient(ServerClient):
             accepter = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.resignation_answered(True)
-            self._emit("resign_answer", seat=accepter, accepted=True)
             self._game_over(accepter, event.points, "resign")
         elif isinstance(event, clip.ResignRejected):
             self._resign_pending = False
@@ -418,7 +414,6 @@ class FibsClient(ServerClient):
                 self.mirror.resignation_answered(False)
             if rejecter == 1:
                 self._declined_resign = max(self._declined_resign, self._resign_sent)
-            self._emit("resign_answer", seat=rejecter, accepted=False)
             self._acted_key = None
             if rejecter == 1:
                 await self._act()  # our turn goes on; FIBS sends no new board here
@@ -588,6 +583,7 @@ class FibsClient(ServerClient):
             return  # already closed by an earlier line of the same ending
         game_no = mirror.games_seen
         recorded = mirror.game_over(winner, points)
+        self._emit_actions(mirror)  # the game's last actions (our winning move) before its end
         self._emit("game_end", opponent=self.opponent, game=game_no, winner=winner, points=points,
                    ending=ending, score=list(mirror.score), recorded=recorded)
         if not recorded:

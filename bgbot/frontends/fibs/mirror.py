@@ -52,7 +52,6 @@ class MatchMirror(MatMirror):
         self.score = [0, 0]
         self.crawford_next = False
         self.post_crawford = False
-        self.game: Game | None = None
         self.broken: str | None = "the game began before this mirror" if resumed else None
         self.pending: Play | None = None
         self.games_seen = 0
@@ -91,7 +90,7 @@ class MatchMirror(MatMirror):
         if self.game is None or self.broken is not None:
             return
         try:
-            action(self.game)
+            self.apply(self.game, action)
         except (IllegalAction, FormatError) as exc:
             self.broken = f"{what}: {exc}"
             log.warning("%s: the .mat record lost game %d (%s)", self.opponent, self.games_seen,

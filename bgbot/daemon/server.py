@@ -6,6 +6,10 @@ frontends, signals and the systemd notifications. CPU-heavy work runs in worker 
 (`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, so
 ``status`` is answered within milliseconds however many matches play.
 
+Each request type has one handler, a method below registered with
+`bgbot.daemon.requests.handles` (quick ones answer on the loop; the others run as tasks or hand
+their work to the workers); importing this module checks them against the protocol schema.
+
 Nothing a client sends can stop the daemon: every message that cannot be accepted gets an
 ``error`` reply (a frame above the size limit makes ZeroMQ drop that connection instead), and
 every handler failure becomes an ``internal`` error reply and a log line.

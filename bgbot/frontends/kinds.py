@@ -32,6 +32,7 @@ from ..util import SecretError, resolve_secret
 from .accounts import ServerAccountConfig, invitation_policy
 
 if TYPE_CHECKING:
+    from ..agents.base import Agent
     from .server import ServerAccount, ServerClient
 
 __all__ = ["ServerKind", "account_for", "check_account", "client_for", "frontend_name",
@@ -153,12 +154,14 @@ def check_account(kind_name: str, entry: ServerAccountConfig) -> tuple[str, str]
 
 
 def client_for(kind_name: str, entry: ServerAccountConfig, *, logs_dir: Path,
-               state_path: Path, on_event: EventListener,
+               state_path: Path, on_event: EventListener, agent: Agent | None = None,
                environ: Mapping[str, str] | None = None) -> ServerClient:
-    """A client for a ``[[KIND.accounts]]`` table, reporting its events to ``on_event``."""
+    """A client for a ``[[KIND.accounts]]`` table, reporting its events to ``on_event`` and
+    playing with ``agent`` when given (it stays the caller's), else with one it builds from
+    the account's spec."""
     account = account_for(kind_name, entry, logs_dir=logs_dir, state_path=state_path,
                           environ=environ)
-    return server_kind(kind_name).client_class()(account, on_event=on_event)
+    return server_kind(kind_name).client_class()(account, on_event=on_event, agent=agent)
 
 
 def with_overrides(account: ServerAccount, **values: Any) -> ServerAccount:

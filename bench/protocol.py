@@ -74,7 +74,7 @@ class Daemon:
             f'[logging]\nlevel = "warning"\n')
         self.log = (self.root / "daemon.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bgbot.cli_serve", "--config", str(config)],
+            [sys.executable, "-m", "bgbot.cli", "serve", "--config", str(config)],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=Path(__file__).resolve().parents[1])
         self.client = RawClient(self.endpoint, self.key, self.server_public)
@@ -171,6 +171,7 @@ class RawClient:
 
 def sample_requests(count: int, seed: int = 7) -> list[dict[str, Any]]:
     """choose_play requests for boards and rolls met in self-play (heuristic vs pubeval)."""
+    from bgbot.core.game import Moved
     from bgbot.referee import events as ev
     from bgbot.referee.series import SeriesConfig, run_series_sync
 
@@ -178,8 +179,9 @@ def sample_requests(count: int, seed: int = 7) -> list[dict[str, Any]]:
 
     def listeners(index: int, mirrored: bool, names: Any) -> list[Any]:
         def on_event(event: Any) -> None:
-            if isinstance(event, ev.Played) and len(found) < count:
-                found.append({"position": event.before.position_id(), "dice": list(event.dice)})
+            action = event.action if isinstance(event, ev.Acted) else None
+            if isinstance(action, Moved) and len(found) < count:
+                found.append({"position": action.before.position_id(), "dice": list(action.dice)})
         return [on_event]
 
     matches = 1

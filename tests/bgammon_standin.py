@@ -896,7 +896,7 @@ class StandInOpponent:
         await self._writer.drain()
 
     async def run(self, *, rejoin_wait: float = 0.1) -> None:
-        from bgbot.frontends import bgammon_protocol as bp
+        from bgbot.frontends.bgammon import protocol as bp
 
         reader, self._writer = await asyncio.open_connection(self.host, self.port)
         await self._send(f"loginjson standin-opponent/en {self.user}")
@@ -953,7 +953,7 @@ class StandInOpponent:
                 self.doubled_games.add(key)
                 return "double"
             return "roll"
-        from bgbot.frontends.bgammon_protocol import move_command
+        from bgbot.frontends.bgammon.protocol import move_command
 
         if not s.available:
             return "ok"

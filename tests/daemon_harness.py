@@ -19,18 +19,8 @@ from bgbot.daemon.protocol import write_key
 
 
 def serve_command() -> list[str]:
-    """`bgbot serve` when the CLI has it, else the module that implements it."""
-    try:
-        from bgbot.cli import build_parser
-
-        parser = build_parser()
-        for action in parser._actions:
-            choices = getattr(action, "choices", None)
-            if isinstance(choices, dict) and "serve" in choices:
-                return [sys.executable, "-m", "bgbot.cli", "serve"]
-    except Exception:
-        pass
-    return [sys.executable, "-m", "bgbot.cli_serve"]
+    """`bgbot serve`, run by this Python."""
+    return [sys.executable, "-m", "bgbot.cli", "serve"]
 
 
 def short_tmpdir(prefix: str = "bgbd-") -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bgbot.engines.analysis import AnalysisError, analyze_match, parse_statistics
-from bgbot.cli_analyze import register
+from bgbot.cli.analyze import register
 
 from .conftest import TESTDATA
 

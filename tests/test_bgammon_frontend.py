@@ -20,9 +20,9 @@ from typing import Any, Awaitable, Callable
 import pytest
 
 from bgbot.formats.mat import MatchRecord, read_match
-from bgbot.frontends import bgammon_protocol as bp
 from bgbot.frontends.backoff import Backoff
-from bgbot.frontends.bgammon import BgammonAccount, BgammonClient
+from bgbot.frontends.bgammon import protocol as bp
+from bgbot.frontends.bgammon.client import BgammonAccount, BgammonClient
 from bgbot.frontends.invitations import InvitationPolicy
 
 from .bgammon_standin import StandInOpponent, StandInServer
@@ -327,7 +327,7 @@ def test_cli_plays_as_a_bot_account_until_sigterm(tmp_path: Path) -> None:
         server = StandInServer()
         port = await server.start()
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bgbot.cli_bgammon", "--host", "127.0.0.1", "--port", str(port),
+            sys.executable, "-m", "bgbot.cli", "bgammon", "--host", "127.0.0.1", "--port", str(port),
             "--user", "bot_cli", "--length", "3", "--log-dir", str(tmp_path),
             stderr=asyncio.subprocess.PIPE, env={"BGBOT_BGAMMON_PASSWORD": "", "PATH": ""},
             cwd=Path(__file__).resolve().parents[1])
@@ -350,14 +350,14 @@ def test_cli_plays_as_a_bot_account_until_sigterm(tmp_path: Path) -> None:
 
 
 def test_cli_help_has_examples_and_rejects_a_non_bot_name(capsys: pytest.CaptureFixture[str]) -> None:
-    from bgbot import cli_bgammon
+    from bgbot import cli
 
     with pytest.raises(SystemExit) as info:
-        cli_bgammon.main(["--help"])
+        cli.main(["bgammon", "--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
     assert "examples:" in out and "bgbot bgammon --user bot_mybot" in out
-    assert cli_bgammon.main(["--user", "alpha"]) == 2
+    assert cli.main(["bgammon", "--user", "alpha"]) == 2
     assert "bot_NAME" in capsys.readouterr().err
 
 

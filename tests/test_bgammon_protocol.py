@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from bgbot.core.errors import FormatError
 from bgbot.core.position import Play, Position
-from bgbot.frontends import bgammon_protocol as bp
-from bgbot.frontends.bgammon import BgammonAccount, resolve_password
+from bgbot.frontends.bgammon import protocol as bp
+from bgbot.frontends.bgammon.client import BgammonAccount
 from bgbot.frontends.invitations import InvitationPolicy
+from bgbot.util import resolve_secret
 
 from .conftest import board
 
@@ -205,6 +206,10 @@ def test_password_comes_from_env_then_config_then_systemd_credential(tmp_path: P
     creds.mkdir()
     (creds / "bgammon-bot_alpha").write_text("from-credential\n")
     env = {"CREDENTIALS_DIRECTORY": str(creds)}
+    def resolve_password(configured: str | None, user: str,
+                         environ: dict[str, str]) -> tuple[str | None, str]:
+        return resolve_secret("bgammon", user, value=configured, environ=environ)
+
     assert resolve_password(None, "bot_alpha", env) == ("from-credential", "credential bgammon-bot_alpha")
     assert resolve_password("from-config", "bot_alpha", env)[1] == "config"
     env["BGBOT_BGAMMON_PASSWORD"] = "from-env"
@@ -212,7 +217,7 @@ def test_password_comes_from_env_then_config_then_systemd_credential(tmp_path: P
     env["BGBOT_BGAMMON_PASSWORD_BOT_ALPHA"] = "mine"
     password, source = resolve_password("from-config", "bot_alpha", env)
     assert password == "mine" and "mine" not in source
-    assert resolve_password(None, "bot_alpha", {}) == (None, "none (guest login)")
+    assert resolve_password(None, "bot_alpha", {}) == (None, "none")
 
 
 def test_account_repr_never_shows_the_password() -> None:

@@ -341,10 +341,10 @@ def test_chouette_log_writes_mat_and_sidecar(tmp_path: Path) -> None:
 
 
 def test_chouette_cli_json_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bgbot import cli_chouette
+    from bgbot import cli
 
-    code = cli_chouette.main(["random:cube=on", "random:cube=on", "pubeval", "--games", "2",
-                              "--seed", "4", "--out", str(tmp_path), "--json", "--quiet"])
+    code = cli.main(["chouette", "random:cube=on", "random:cube=on", "pubeval", "--games", "2",
+                     "--seed", "4", "--out", str(tmp_path), "--json", "--quiet"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["games"] == 2 and sum(summary["totals"].values()) == 0
@@ -354,11 +354,12 @@ def test_chouette_cli_json_line(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_chouette_cli_refuses_two_agents(capsys: pytest.CaptureFixture[str]) -> None:
-    from bgbot import cli_chouette
+    from bgbot.cli import build_parser
     from bgbot.core.errors import BgbotError
 
+    args = build_parser().parse_args(["chouette", "random", "random", "--no-log"])
     with pytest.raises(BgbotError, match="three or more"):
-        cli_chouette.main(["random", "random", "--no-log"])
+        args.func(args)
 
 
 def test_chouette_context_is_each_members_own_cube() -> None:

@@ -18,7 +18,7 @@ import msgpack  # type: ignore[import-untyped, unused-ignore]
 import pytest
 import zmq
 
-from bgbot import cli_ctl
+from bgbot.cli import ctl as cli_ctl
 from bgbot.daemon import AsyncClient, Client, DaemonError, DaemonUnreachable, ErrorCode
 from bgbot.daemon.protocol import (
     Message,

@@ -64,7 +64,7 @@ def test_the_template_documents_every_gnubg_player_key() -> None:
 
 
 def test_the_template_documents_every_server_account_key() -> None:
-    from bgbot.daemon.config import ServerAccountConfig
+    from bgbot.frontends.accounts import ServerAccountConfig
 
     text = TEMPLATE.read_text()
     for item in dataclasses.fields(ServerAccountConfig):
@@ -76,8 +76,8 @@ def test_server_accounts_load_and_errors_name_the_account_key() -> None:
     config = parse_config('[[fibs.accounts]]\nuser = "bgbot"\nhost = "127.0.0.1"\n'
                           'port = 4321\nblock = ["spam"]\ninvite = ["alice:5"]\n'
                           '[[bgammon.accounts]]\nuser = "BOT_bgbot"\n', environ={})
-    assert config.fibs.accounts[0].block == ("spam",)
-    assert config.bgammon.accounts[0].user == "BOT_bgbot"
+    assert config.accounts("fibs")[0].block == ("spam",)
+    assert config.accounts("bgammon")[0].user == "BOT_bgbot"
     for text, key in [('[[fibs.accounts]]\nhost = "x"\n', "fibs.accounts[0].user"),
                       ('[[fibs.accounts]]\nuser = "a"\ninvite = ["bob:x"]\n',
                        "fibs.accounts[0].invite[0]"),
@@ -225,7 +225,7 @@ def test_a_missing_default_key_is_created_private(tmp_path: Path,
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     code = ("import sys, argparse\n"
-            "from bgbot.cli_config import register\n"
+            "from bgbot.cli.config import register\n"
             "p = argparse.ArgumentParser(prog='bgbot'); register(p.add_subparsers())\n"
             "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))\n")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,

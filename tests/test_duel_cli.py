@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from bgbot import cli_duel
+from bgbot import cli
 from bgbot.referee.duel import DuelConfig, InlineExecutor, StopRule, run_duel
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli_duel.main(list(argv))
+    code = cli.main(["duel", *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -131,7 +131,7 @@ def test_report_without_matplotlib_says_what_to_install(
 
 def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        cli_duel.main(["--help"])
+        cli.main(["duel", "--help"])
     text = capsys.readouterr().out
     assert "examples:" in text and "--resume" in text and "--concurrency" in text
 
@@ -140,7 +140,7 @@ def test_resume_after_a_kill_gives_the_uninterrupted_totals(tmp_path: Path) -> N
     """SIGKILL a real duel process mid-run, resume it, compare with one uninterrupted run."""
     pairs, seed = 40, 23
     db = tmp_path / "killed.sqlite"
-    argv = [sys.executable, "-m", "bgbot.cli_duel", "random", "random", "--pairs", str(pairs),
+    argv = [sys.executable, "-m", "bgbot.cli", "duel", "random", "random", "--pairs", str(pairs),
             "--seed", str(seed), "--db", str(db), "--quiet", "--json"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -179,7 +179,7 @@ def test_sigterm_stops_a_pooled_duel_without_leaving_workers(tmp_path: Path) -> 
     """SIGTERM acts as Ctrl-C: whole pairs stay stored, the pool's processes are shut down
     (none left orphaned), and the exit status says "interrupted"."""
     db = tmp_path / "term.sqlite"
-    argv = [sys.executable, "-m", "bgbot.cli_duel", "random", "random", "--pairs", "100000",
+    argv = [sys.executable, "-m", "bgbot.cli", "duel", "random", "random", "--pairs", "100000",
             "--concurrency", "2", "--seed", "5", "--db", str(db), "--quiet"]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bgbot.formats.fibsboard import Request, Side
-from bgbot.frontends import fibs_clip as clip
+from bgbot.frontends.fibs import clip
 
 SPEC_BOARD = ("board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0"
               ":1:6:2:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0")

@@ -24,8 +24,9 @@ from bgbot.agents.base import PlayerAgent
 from bgbot.core.game import Doubled, Moved, Taken
 from bgbot.core.position import Position
 from bgbot.formats.mat import MatchRecord, format_match, parse_match
-from bgbot.frontends.fibs import FibsAccount, FibsClient, resolve_password
+from bgbot.frontends.fibs.client import FibsAccount, FibsClient
 from bgbot.frontends.invitations import InvitationPolicy, PolicyState
+from bgbot.util import resolve_secret
 from bgbot.players.base import Context, TakeDecision
 from bgbot.players.pubeval import PubevalPlayer
 
@@ -93,7 +94,7 @@ async def play(server: StandinServer, accounts: Sequence[FibsAccount],
     await server.start()
     accounts = [a if a.port else _with_port(a, server.port) for a in accounts]
     events: dict[str, list[dict[str, Any]]] = {a.user: [] for a in accounts}
-    clients = {a.user: FibsClient(a, agent=QuickAgent(), listener=events[a.user].append)
+    clients = {a.user: FibsClient(a, agent=QuickAgent(), on_event=events[a.user].append)
                for a in accounts}
     run = Run(server, clients, events)
     handler = _Collect(run.logs)
@@ -417,9 +418,15 @@ def test_wrong_password_backs_off_and_retries(tmp_path: Path) -> None:
     assert run.clients["locked"].status()["connects"] >= 2
 
 
-def test_password_comes_from_config_environment_or_systemd_credential(tmp_path: Path) -> None:
+def test_password_comes_from_environment_config_or_systemd_credential(tmp_path: Path) -> None:
+    """The order every server kind shares (bgbot.util.resolve_secret); before it was one, FIBS
+    put the configured password ahead of the environment."""
+    def resolve_password(configured: str | None, environ: dict[str, str]) -> str | None:
+        return resolve_secret("fibs", "me", value=configured, environ=environ)[0]
+
     (tmp_path / "fibs-password").write_text("fromcred\n")
-    assert resolve_password("fromconfig", environ={"BGBOT_FIBS_PASSWORD": "x"}) == "fromconfig"
+    assert resolve_password("fromconfig", environ={"BGBOT_FIBS_PASSWORD": "x"}) == "x"
+    assert resolve_password("fromconfig", environ={}) == "fromconfig"
     assert resolve_password(None, environ={"BGBOT_FIBS_PASSWORD": "fromenv"}) == "fromenv"
     assert resolve_password(None, environ={"CREDENTIALS_DIRECTORY": str(tmp_path)}) == "fromcred"
     assert resolve_password(None, environ={}) is None
@@ -428,8 +435,14 @@ def test_password_comes_from_config_environment_or_systemd_credential(tmp_path: 
 
 def test_config_accounts_map_onto_fibs_accounts_with_named_errors(tmp_path: Path) -> None:
     """[[fibs.accounts]] tables of bgbot.toml (the daemon's schema) -> FibsAccount."""
-    from bgbot.daemon.accounts import PasswordError, fibs_account
     from bgbot.daemon.config import ConfigError, parse_config
+    from bgbot.frontends.kinds import account_for
+    from bgbot.util import SecretError
+
+    def fibs_account(entry: Any, **places: Any) -> FibsAccount:
+        account = account_for("fibs", entry, **places)
+        assert isinstance(account, FibsAccount)
+        return account
 
     secret = tmp_path / "pw"
     secret.write_text("frompasswordfile\n")
@@ -437,15 +450,15 @@ def test_config_accounts_map_onto_fibs_accounts_with_named_errors(tmp_path: Path
         f'[[fibs.accounts]]\nuser = "MyBot"\nport = 4321\npassword_file = "{secret}"\n'
         'invite = ["friend:5", "pal:unlimited", "buddy"]\nmatch_length = 3\n'
         'max_length = 7\nblock = ["troll"]\ncooldown = 600.0\n', environ={})
-    entry = config.fibs.accounts[0]
+    entry = config.accounts("fibs")[0]
     parsed = fibs_account(entry, logs_dir=tmp_path, state_path=None, environ={})
     assert parsed.password == "frompasswordfile"
     assert parsed.invite == (("friend", 5), ("pal", None), ("buddy", 3))
     assert parsed.policy == InvitationPolicy(max_length=7, block=("troll",), cooldown_seconds=600)
     with pytest.raises(ConfigError, match=r"fibs.accounts\[0\].max_lenght"):
         parse_config('[[fibs.accounts]]\nuser = "MyBot"\nmax_lenght = 7\n', environ={})
-    bare = parse_config('[[fibs.accounts]]\nuser = "MyBot"\n', environ={}).fibs.accounts[0]
-    with pytest.raises(PasswordError, match="BGBOT_FIBS_PASSWORD"):
+    bare = parse_config('[[fibs.accounts]]\nuser = "MyBot"\n', environ={}).accounts("fibs")[0]
+    with pytest.raises(SecretError, match="BGBOT_FIBS_PASSWORD"):
         fibs_account(bare, logs_dir=None, state_path=None, environ={})
     assert fibs_account(bare, logs_dir=None, state_path=None,
                         environ={"BGBOT_FIBS_PASSWORD": "x"}).password == "x"
@@ -467,7 +480,7 @@ def test_cli_logs_in_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
                                str(port)], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert server.stdout is not None and "listening" in server.stdout.readline()
-        bot = subprocess.Popen([sys.executable, "-m", "bgbot.cli_fibs", "--host", "127.0.0.1",
+        bot = subprocess.Popen([sys.executable, "-m", "bgbot.cli", "fibs", "--host", "127.0.0.1",
                                 "--port", str(port), "--user", "clibot", "--agent", "pubeval",
                                 "--logs", str(tmp_path), "--state", str(tmp_path / "s.json"),
                                 "-vv"], stderr=subprocess.PIPE, text=True, env=env)
@@ -507,9 +520,9 @@ def test_a_restarted_bot_resumes_the_saved_match_when_invited_back(tmp_path: Pat
         first: list[dict[str, Any]] = []
         second: list[dict[str, Any]] = []
         alpha = FibsClient(account("alpha", server.port, tmp_path, invite=(("bravo", 3),)),
-                           agent=QuickAgent(), listener=alpha_events.append)
+                           agent=QuickAgent(), on_event=alpha_events.append)
         slow = account("bravo", server.port, tmp_path, backoff_base=30, backoff_cap=30)
-        bravo = FibsClient(slow, agent=QuickAgent(), listener=first.append)
+        bravo = FibsClient(slow, agent=QuickAgent(), on_event=first.append)
         clients = [alpha, bravo]
         tasks = [asyncio.create_task(alpha.run()), asyncio.create_task(bravo.run())]
         try:
@@ -520,7 +533,7 @@ def test_a_restarted_bot_resumes_the_saved_match_when_invited_back(tmp_path: Pat
             await bounded(bravo.stop(), "bravo.stop()")
             await bounded(tasks[1], "bravo.run() after stop()")
             fresh = FibsClient(account("bravo", server.port, tmp_path), agent=QuickAgent(),
-                               listener=second.append)
+                               on_event=second.append)
             clients.append(fresh)
             tasks[1] = asyncio.create_task(fresh.run())
             while not (server.finished and any(e["event"] == "match_end" for e in second)):

@@ -21,6 +21,7 @@ from bgbot.deciders import create_agent
 from bgbot.core.context import Context, CubeOwner
 from bgbot.core.dice import SeededDice
 from bgbot.core.errors import FormatError
+from bgbot.core.game import Moved
 from bgbot.core.position import Play, Position
 from bgbot.core.rules import Rules
 from bgbot.engines import gnubg as gnubg_module
@@ -363,7 +364,8 @@ def test_referee_hosts_heuristic_against_gnubg(gnubg_binary: str) -> None:
 
     result = asyncio.run(main())
     assert max(result.score) >= 3
-    played = [e for e in events if isinstance(e, ev.Played) and e.seat == 1]
+    played = [e.action for e in events if isinstance(e, ev.Acted)
+              and isinstance(e.action, Moved) and e.action.seat == 1]
     assert played
     for event in played:
         assert event.play in event.before.legal_plays(event.dice) or not event.play
@@ -378,7 +380,8 @@ def test_a_killed_gnubg_is_restarted_and_the_match_goes_on(gnubg_binary: str) ->
 
     def kill_twice(event: ev.Event) -> None:
         """SIGKILL gnubg after gnubg's 2nd and 6th plays, in the middle of the match."""
-        if isinstance(event, ev.Played) and event.seat == 1:
+        if isinstance(event, ev.Acted) and isinstance(event.action, Moved) \
+                and event.action.seat == 1:
             gnubg_plays[0] += 1
             if gnubg_plays[0] in (2, 6) and engine.pid is not None:
                 killed.append(engine.pid)

@@ -527,7 +527,7 @@ def test_unix_socket_path_that_is_a_file_is_not_replaced(tmp_path: Path) -> None
 def test_cli_help_teaches_the_gnubg_commands(capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from bgbot.cli_gnubg_player import register
+    from bgbot.cli.gnubg_player import register
 
     parser = argparse.ArgumentParser(prog="bgbot")
     register(parser.add_subparsers(dest="command"))
@@ -744,9 +744,9 @@ def test_gnubg_hosts_a_money_session_with_beavers(tmp_path: Path) -> None:
 @pytest.mark.gnubg
 @needs_gnubg
 def test_cli_listener_as_a_subprocess(tmp_path: Path) -> None:
-    """`python -m bgbot.cli_gnubg_player` serves gnubg for a 3-point match, then exits on TERM."""
+    """`python -m bgbot.cli gnubg-player` serves gnubg for a 3-point match, then exits on TERM."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "bgbot.cli_gnubg_player", "--listen", "127.0.0.1:0",
+        [sys.executable, "-m", "bgbot.cli", "gnubg-player", "--listen", "127.0.0.1:0",
          "--log-dir", str(tmp_path / "logs"), "--player", "pubeval"],
         stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},

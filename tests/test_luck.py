@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bgbot.core.context import Context
+from bgbot.core.game import Doubled, Moved, OpeningRolled, Rolled, Taken
 from bgbot.core.position import Play, Position
 from bgbot.players.evaluator import HeuristicEvaluator, equity_after
 from bgbot.players.heuristic import _shared_evaluator
@@ -121,8 +122,8 @@ def test_judge_cache_is_bounded() -> None:
         assert len(judge.cache.data) <= 5
 
 
-def _played(game: int, seat: int, dice: tuple[int, int]) -> ev.Played:
-    return ev.Played("m", game, seat, dice, Play(), Position.initial())
+def _played(game: int, seat: int, dice: tuple[int, int]) -> ev.Acted:
+    return ev.Acted("m", game, Moved(seat, dice, Play(), Position.initial()))
 
 
 def test_tracker_sums_per_seat_times_the_cube_and_knows_the_opening() -> None:
@@ -131,14 +132,14 @@ def test_tracker_sums_per_seat_times_the_cube_and_knows_the_opening() -> None:
     opening_mean = sum(a * b for a, b in ALL_ROLLS if a != b) / 30
     mean = 12.25
     tracker(ev.GameStarted("m", 1, (0, 0), False, False))
-    tracker(ev.Rolled("m", 1, -1, (4, 4), opening=True))  # a tie: rolled again
-    tracker(ev.Rolled("m", 1, 1, (3, 5), opening=True))
+    tracker(ev.Acted("m", 1, OpeningRolled(4, 4, None)))  # a tie: rolled again
+    tracker(ev.Acted("m", 1, OpeningRolled(3, 5, 1)))
     tracker(_played(1, 1, (3, 5)))
-    tracker(ev.Rolled("m", 1, 0, (6, 6)))
+    tracker(ev.Acted("m", 1, Rolled(0, (6, 6))))
     tracker(_played(1, 0, (6, 6)))
-    tracker(ev.Doubled("m", 1, 1, 2))
-    tracker(ev.Taken("m", 1, 0, 2))
-    tracker(ev.Rolled("m", 1, 1, (1, 1)))
+    tracker(ev.Acted("m", 1, Doubled(1, 2)))
+    tracker(ev.Acted("m", 1, Taken(0, 2)))
+    tracker(ev.Acted("m", 1, Rolled(1, (1, 1))))
     tracker(_played(1, 1, (1, 1)))
     luck0, luck1 = tracker.game_luck(1)
     assert luck0 == pytest.approx(36 - mean)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from bgbot.core.context import Context
 from bgbot.core.dice import SeededDice
+from bgbot.core import game
 from bgbot.core.position import Position
 from bgbot.core.rules import Rules
 from bgbot.daemon import protocol as proto
@@ -35,14 +36,13 @@ from bgbot.daemon.protocol import (
     ProtocolError,
     Signer,
     error_reply,
-    event_message,
     load_key,
     new_message,
     validate_content,
     write_key,
 )
 from bgbot.daemon.schema import Validator, load_schema
-from bgbot.daemon.wire import decision_request
+from bgbot.daemon.wire import decision_request, event_message
 from bgbot.referee import events as ev
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -539,20 +539,26 @@ def referee_events() -> list[ev.Event]:
 
 def test_every_referee_event_becomes_a_valid_event_message() -> None:
     events: list[Any] = referee_events()
-    events += [ev.Doubled("abc123", 1, 0, 2), ev.Taken("abc123", 1, 1, 2),
-               ev.Dropped("abc123", 1, 1, 4), ev.Beavered("abc123", 1, 1, 4, raccoon=True),
-               ev.Resigned("abc123", 1, 0, 2, accepted=False)]
+    events += [ev.Acted("abc123", 1, action) for action in (
+        game.Doubled(0, 2), game.Taken(1, 2), game.Dropped(1, 4), game.Raccooned(1, 4),
+        game.ResignationRejected(1, 2))]
     seen_types = set()
     for event in events:
-        topic, msg = event_message(event)
+        found = event_message(event)
+        if found is None:  # an automatic double, a resignation's offer: no event of their own
+            assert isinstance(event, ev.Acted)
+            assert isinstance(event.action, (game.AutoDoubled, game.Resigned))
+            continue
+        topic, msg = found
         assert topic == b"match.abc123"
         assert Signer(KEY).deserialize(frames_for(msg)) == msg
         seen_types.add(msg.msg_type)
         if msg.msg_type == "played":
+            assert isinstance(event, ev.Acted) and isinstance(event.action, game.Moved)
             before = Position.from_position_id(msg.content["before"])
-            assert before == event.before
-            assert before.apply(event.play).position_id() == msg.content["after"]
-            assert msg.content["play"] == str(event.play)
+            assert before == event.action.before
+            assert before.apply(event.action.play).position_id() == msg.content["after"]
+            assert msg.content["play"] == str(event.action.play)
     referee_types = {"game_started", "rolled", "played", "doubled", "taken", "dropped",
                      "beavered", "resigned", "game_ended", "match_ended"}
     assert referee_types <= seen_types

@@ -14,11 +14,18 @@ from bgbot.agents.base import Agent
 from bgbot.core.context import Context
 from bgbot.core.dice import ScriptedDice, SeededDice
 from bgbot.core.errors import FormatError
+from bgbot.core.game import (Action, Beavered, Doubled, Dropped, Moved, OpeningRolled,
+                             Raccooned, Taken)
 from bgbot.core.position import Play, Position
 from bgbot.players.base import TakeDecision
 from bgbot.referee import IllegalDecision, Referee
 from bgbot.referee import events as ev
 from bgbot.referee.series import SeriesConfig, run_series_sync
+
+
+def acts(events: Sequence[ev.Event], *kinds: type) -> list[Action]:
+    """The core actions of ``kinds`` in the referee's events, in order."""
+    return [e.action for e in events if isinstance(e, ev.Acted) and isinstance(e.action, kinds)]
 
 
 def play(agents: Sequence[Agent], seed: int, **kwargs: object) -> tuple[object, list[ev.Event]]:
@@ -54,15 +61,16 @@ def test_no_double_in_the_crawford_game_r29() -> None:
         _, events = play([create_agent("random:cube=on", seed=seed),
                           create_agent("random:cube=on", seed=seed + 100)], seed, length=3)
         crawford_games = {e.game for e in events if isinstance(e, ev.GameStarted) and e.crawford}
-        assert not [e for e in events if isinstance(e, ev.Doubled) and e.game in crawford_games]
+        assert not [e for e in events if isinstance(e, ev.Acted) and isinstance(e.action, Doubled)
+                    and e.game in crawford_games]
 
 
 def test_every_play_the_referee_accepts_is_legal() -> None:
     _, events = play([create_agent("pubeval"), create_agent("random", seed=5)], 3, length=3)
-    for event in events:
-        if isinstance(event, ev.Played):
-            plays = event.before.legal_plays(event.dice)
-            assert event.play in plays or (not plays and not event.play)
+    for event in acts(events, Moved):
+        assert isinstance(event, Moved)
+        plays = event.before.legal_plays(event.dice)
+        assert event.play in plays or (not plays and not event.play)
 
 
 class CheatingAgent(Agent):
@@ -113,8 +121,8 @@ def test_a_beaver_is_refused_in_match_play_r24() -> None:
 def test_beavers_in_money_play_when_the_rules_allow_r24() -> None:
     result, events = play([AlwaysDouble(), BeaverEverywhere()], 2, length=0, games=1,
                           rules=Rules(beavers=True))
-    beavers = [e for e in events if isinstance(e, ev.Beavered)]
-    assert beavers and beavers[0].cube == 4
+    beavers = acts(events, Beavered)
+    assert beavers and beavers[0].cube == 4  # type: ignore[union-attr]
 
 
 class DoubleAndBeaver(BeaverEverywhere):
@@ -128,16 +136,16 @@ class DoubleAndBeaver(BeaverEverywhere):
 def test_beaver_chains_stop_at_the_rules_limit_r24(limit: int) -> None:
     _, events = play([DoubleAndBeaver(), DoubleAndBeaver()], 3, length=0, games=1,
                      rules=Rules(beavers=True, beaver_limit=limit))
-    cube = [e for e in events if isinstance(e, (ev.Doubled, ev.Beavered, ev.Taken))]
-    first_take = next(k for k, e in enumerate(cube) if isinstance(e, ev.Taken))
+    cube = acts(events, Doubled, Beavered, Raccooned, Taken)
+    first_take = next(k for k, e in enumerate(cube) if isinstance(e, Taken))
     exchange = cube[:first_take + 1]
-    assert isinstance(exchange[0], ev.Doubled) and len(exchange) == limit + 2
+    assert isinstance(exchange[0], Doubled) and len(exchange) == limit + 2
     redoubles = exchange[1:-1]
-    assert all(isinstance(e, ev.Beavered) for e in redoubles)
-    assert [e.raccoon for e in redoubles] == [False] + [True] * (limit - 1)  # type: ignore[union-attr]
-    seats = [e.seat for e in exchange]
+    assert all(isinstance(e, (Beavered, Raccooned)) for e in redoubles)
+    assert [isinstance(e, Raccooned) for e in redoubles] == [False] + [True] * (limit - 1)
+    seats = [e.seat for e in exchange]  # type: ignore[union-attr]
     assert all(a != b for a, b in zip(seats, seats[1:-1]))  # the two sides alternate
-    assert exchange[-1].cube == 2 << limit
+    assert exchange[-1].cube == 2 << limit  # type: ignore[union-attr]
 
 
 class FixedAnswer(BeaverEverywhere):
@@ -150,7 +158,7 @@ class FixedAnswer(BeaverEverywhere):
 
 
 def test_a_game_resumed_mid_chain_asks_the_side_to_act_r24() -> None:
-    from bgbot.core.game import Game, Taken
+    from bgbot.core.game import Game
 
     game = Game.start_from(Position.initial(), 0, rules=Rules(beavers=True))
     game.double()
@@ -160,8 +168,9 @@ def test_a_game_resumed_mid_chain_asks_the_side_to_act_r24() -> None:
     referee = Referee([FixedAnswer(TakeDecision.DROP), FixedAnswer(TakeDecision.TAKE)],
                       SeededDice(1), length=0, listeners=[events.append], match_id="r")
     asyncio.run(referee.play_game(game))
-    answer = next(e for e in events if isinstance(e, (ev.Taken, ev.Dropped)))
-    assert answer == ev.Taken("r", 1, 1, 8)
+    answer = next(e for e in events
+                  if isinstance(e, ev.Acted) and isinstance(e.action, (Taken, Dropped)))
+    assert answer == ev.Acted("r", 1, Taken(1, 8))
     assert game.history[3] == Taken(1, 8)
 
 
@@ -190,9 +199,10 @@ def test_opening_dice_are_the_scripted_ones() -> None:
     referee = Referee([create_agent("pubeval"), create_agent("pubeval")], dice, length=1,
                       listeners=[events.append], rules=Rules(cube=False))
     asyncio.run(referee.play())
-    openings = [e for e in events if isinstance(e, ev.Rolled) and e.opening]
-    assert [e.dice for e in openings][:2] == [(6, 6), (3, 1)]
-    first_play = next(e for e in events if isinstance(e, ev.Played))
+    openings = acts(events, OpeningRolled)
+    assert [(e.die0, e.die1) for e in openings][:2] == [(6, 6), (3, 1)]  # type: ignore[union-attr]
+    first_play = acts(events, Moved)[0]
+    assert isinstance(first_play, Moved)
     assert first_play.seat == 0 and first_play.dice == (3, 1)
     assert str(first_play.play) == "8/5 6/5"
 
@@ -228,8 +238,9 @@ def test_a_decided_game_ends_in_a_resignation_the_other_side_accepts_r27() -> No
     referee = Referee([create_agent("heuristic"), create_agent("heuristic")], SeededDice(1),
                       length=0, listeners=[events.append], match_id="r")
     asyncio.run(referee.play_game(game))
-    resigned = [e for e in events if isinstance(e, ev.Resigned)]
-    assert resigned and resigned[0].seat == 0 and resigned[0].accepted
+    records = [ev.action_record(e.action) for e in events if isinstance(e, ev.Acted)]
+    resigned = [fields for kind, fields in filter(None, records) if kind == "resign"]
+    assert resigned and resigned[0]["seat"] == 0 and resigned[0]["accepted"]
     assert game.outcome is not None and game.outcome.ending == "resign"
-    assert resigned[0].value == 2
+    assert resigned[0]["value"] == 2
     assert game.outcome.winner == 1 and game.outcome.points == 2

@@ -20,7 +20,7 @@ from bgbot.agents.spec import parse_agent_spec
 from bgbot.players.base import Context, TakeDecision
 from bgbot.referee.referee import Referee
 
-ENGINE = [sys.executable, "-m", "bgbot.cli_ubgi", "--player", "heuristic"]
+ENGINE = [sys.executable, "-m", "bgbot.cli", "ubgi", "--player", "heuristic"]
 
 # A scripted engine: bgbot's own session, misbehaving on the N-th `go` (counted in a file, so
 # the count survives restarts): "die" exits, "hang" sleeps, "illegal" answers an illegal move,

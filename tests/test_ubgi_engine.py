@@ -28,7 +28,7 @@ from tests.conftest import board
 from tests.ubgi_conformance import replay
 
 START = Position.initial().position_id()
-ENGINE = [sys.executable, "-m", "bgbot.cli_ubgi"]
+ENGINE = [sys.executable, "-m", "bgbot.cli", "ubgi"]
 
 
 def talk(session: UbgiSession, *lines: str) -> list[str]:

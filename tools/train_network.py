@@ -11,7 +11,8 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    network's value of the next position and, at the end of the record, the game's result or,
    where contact ends, the race model's value (the exact bear-off database where it fits);
    with ``--oneply F`` a fraction F of the positions gets the network's own 1-ply look-ahead
-   value (`roll_average`) mixed in as well (``--oneply-mix``);
+   value (`roll_average`, in C) mixed in as well (``--oneply-mix``), and with
+   ``--oneply-only`` only those positions are fitted (look-ahead distilled into the network);
 3. fits the network to those labels (cross-entropy over the six outcomes, Adam, ``--epochs``
    passes over the iteration's data; weights carried over from the previous iteration);
 4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint.
@@ -333,7 +334,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "start": args.start, "noise": args.noise, "oneply": args.oneply,
         "init": str(args.init) if args.init else None,
         "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
-        "oneply_mix": args.oneply_mix, "screen": args.screen, "screen_every": args.screen_every,
+        "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
@@ -375,6 +376,8 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         oneply = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
         mix = config["oneply_mix"]
         targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
+        if config["oneply_only"]:  # train on the looked-ahead positions alone
+            targets, x, allowed = targets[picked], x[picked], allowed[picked]
     labelled = time.time()
     target = outcomes_from_chances(targets).astype(np.float32)
     if model is None:
@@ -463,6 +466,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
                         help="fraction of positions labelled with the 1-ply look-ahead too")
+    parser.add_argument("--oneply-only", action="store_true",
+                        help="fit only the positions labelled with the look-ahead")
     parser.add_argument("--oneply-mix", type=float, default=0.5,
                         help="weight of the 1-ply value in those labels")
     parser.add_argument("--screen", type=int, default=2000,

@@ -30,12 +30,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import groupby
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
 from .errors import FormatError, IllegalAction
-
-if TYPE_CHECKING:  # for annotations only: position.py imports this module
-    from .position import Position
 
 BAR_POINT = 25
 OFF_POINT = 0
@@ -50,6 +47,22 @@ class Step(NamedTuple):
 
 
 RawStep = tuple[int, int, bool]
+
+
+class Board(Protocol):
+    """What the notation needs of a position (`bgbot.core.position.Position` is one): its two
+    sides and its legal plays with their results. Typed structurally, so that this module
+    does not import `bgbot.core.position`, which imports it."""
+
+    @property
+    def mover(self) -> tuple[int, ...]: ...
+
+    @property
+    def opponent(self) -> tuple[int, ...]: ...
+
+    def play_results(self, dice: Sequence[int]) -> Sequence[tuple[Play, Board]]: ...
+
+    def __hash__(self) -> int: ...
 
 
 class Play(tuple[RawStep, ...]):
@@ -88,7 +101,7 @@ class Play(tuple[RawStep, ...]):
         return format_play(self)
 
     @classmethod
-    def parse(cls, text: str, position: Position, dice: Sequence[int]) -> Play:
+    def parse(cls, text: str, position: Board, dice: Sequence[int]) -> Play:
         """Read gnubg/FIBS move text and return the matching legal play (raises if illegal)."""
         return parse_play(text, position, dice)
 
@@ -325,7 +338,7 @@ class _Index:
 
     __slots__ = ("plays", "results", "by_result")
 
-    def __init__(self, position: Position, dice: tuple[int, int]) -> None:
+    def __init__(self, position: Board, dice: tuple[int, int]) -> None:
         self.results = position.play_results(dice)
         self.plays: list[Play] = [play for play, _ in self.results]
         self.by_result: dict[_Board, Play] = {
@@ -338,7 +351,7 @@ class _Index:
 
 
 @lru_cache(maxsize=128)
-def _index(position: Position, d1: int, d2: int) -> _Index:
+def _index(position: Board, d1: int, d2: int) -> _Index:
     return _Index(position, (d1, d2))
 
 
@@ -351,7 +364,7 @@ def _legal_list(plays: Sequence[Play], describe: Callable[[Play], str]) -> str:
 
 def play_from_chains(
     chains: Sequence[Chain],
-    position: Position,
+    position: Board,
     dice: Sequence[int],
     *,
     text: str | None = None,
@@ -450,7 +463,7 @@ def _refuse(index: _Index, dice: tuple[int, int], describe: Callable[[Play], str
                          f"{_legal_list(index.plays, describe)}")
 
 
-def parse_play(text: str, position: Position, dice: Sequence[int]) -> Play:
+def parse_play(text: str, position: Board, dice: Sequence[int]) -> Play:
     """The legal play that gnubg/FIBS move ``text`` names, for ``position`` and ``dice``.
 
     Returns the canonical object from ``position.legal_plays(dice)``; an empty text is the

@@ -18,20 +18,22 @@ if TYPE_CHECKING:
         ProtocolError,
         Signer,
         error_reply,
-        event_message,
         load_key,
         new_message,
         validate_content,
     )
+    from .wire import event_message
 
 _CLIENT_NAMES = {"DEFAULT_TIMEOUT", "AsyncClient", "Client", "DaemonError", "DaemonUnreachable"}
+_WIRE_NAMES = {"event_message"}
 
 
 def __getattr__(name: str) -> Any:
     """The names below, imported on first use: a worker process that imports one daemon
     module does not pay for the client and ZeroMQ (several MB in each process)."""
     if name in __all__:
-        module = import_module(".client" if name in _CLIENT_NAMES else ".protocol", __name__)
+        where = ".client" if name in _CLIENT_NAMES else ".wire" if name in _WIRE_NAMES else ".protocol"
+        module = import_module(where, __name__)
         value = getattr(module, name)
         globals()[name] = value
         return value

@@ -5,9 +5,13 @@ TOML file, then ``BGBOT_SECTION__KEY`` environment variables (``BGBOT_LIMITS__MA
 ``BGBOT_CONTROL__CURVE__SECRET_KEY_FILE=...``). Unknown keys and wrong types are errors that
 name the file, the line (best effort: tomllib gives no positions for valid TOML) and the key.
 
-Secrets (the control key, later FIBS passwords) never live in this file or in these objects:
-the file names a key *file*, or systemd hands in a credential (``$CREDENTIALS_DIRECTORY``);
-`load_control_key` reads it, and nothing here logs or prints it.
+Secrets (the control key, server passwords) never live in this file or in these objects: the
+file names a key *file* or a password file, or systemd hands in a credential
+(``$CREDENTIALS_DIRECTORY``); `load_control_key` and `bgbot.util.resolve_secret` read them, and
+nothing here logs or prints them.
+
+The online-server sections (``[[fibs.accounts]]``, ``[[bgammon.accounts]]``, a plugin's) are
+not listed here: every kind registered in `bgbot.frontends.kinds` has one, in ``servers``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import BgbotError, FormatError
+from ..frontends import kinds
+from ..frontends.accounts import ServerAccountConfig
+from ..frontends.kinds import check_account, server_kinds
+from ..util import credential_path, write_atomically
 from . import paths
 from .protocol import MAX_MESSAGE_BYTES
 
@@ -170,70 +178,9 @@ class GnubgPlayerConfig:
 
 
 @dataclass(frozen=True)
-class ServerAccountConfig:
-    """One account the daemon keeps logged in on an online server (FIBS or bgammon.org).
-
-    Numeric limits of 0 mean "no limit". The password never appears here in clear text in a
-    shared file: it comes from ``password_file``, else the systemd credential
-    ``password_credential``, else the environment (``BGBOT_FIBS_PASSWORD`` /
-    ``BGBOT_BGAMMON_PASSWORD``)."""
-
-    user: str = ""
-    """Login name; required."""
-    host: str = ""
-    """Server host; "" = the server's public host (fibs.com, bgammon.org)."""
-    port: int = 0
-    """Server port; 0 = the server's usual port (FIBS 4321, bgammon 1337)."""
-    name: str = ""
-    """Frontend name for frontend_start/stop; "" = fibs-USER / bgammon-USER."""
-    password_file: str = ""
-    """File holding the password (mode 0600); "" = credential or environment."""
-    password_credential: str = ""
-    """systemd credential name (LoadCredential=); "" = the frontend's usual places (see
-    `bgbot.daemon.accounts`)."""
-    agent: str = "heuristic"
-    """Agent spec that plays."""
-    seed: int = 0
-    autostart: bool = True
-    min_length: int = 1
-    """Shortest match accepted (points)."""
-    max_length: int = 25
-    """Longest match accepted (points)."""
-    allow_unlimited: bool = False
-    """Accept unlimited (money) matches."""
-    min_rating: float = 0.0
-    max_rating: float = 0.0
-    min_experience: int = 0
-    max_experience: int = 0
-    allow: tuple[str, ...] = ()
-    """Only these opponents (empty = anyone not blocked)."""
-    block: tuple[str, ...] = ()
-    """Never these opponents."""
-    allow_bots: bool = True
-    cooldown: float = 0.0
-    """Seconds after a match with an opponent before accepting them again."""
-    match_length: int = 5
-    """bgammon: the length of the tables bgbot opens; FIBS: of an invite without :LENGTH."""
-    invite: tuple[str, ...] = ()
-    """Opponents to invite, "NAME", "NAME:LENGTH" or "NAME:unlimited" (FIBS only)."""
-    greeting: str = ""
-    """Said to the opponent at the start, {opponent} replaced; "" = nothing."""
-    farewell: str = ""
-    """Said at the end of a match, {opponent} replaced; "" = nothing."""
-    keepalive: float = 0.0
-    """Seconds between keep-alive messages; 0 = the server's safe default."""
-
-
-@dataclass(frozen=True)
-class FibsConfig:
-    """FIBS-compatible servers (CLIP): ``[[fibs.accounts]]`` tables."""
-
-    accounts: tuple[ServerAccountConfig, ...] = ()
-
-
-@dataclass(frozen=True)
-class BgammonConfig:
-    """bgammon.org-compatible servers: ``[[bgammon.accounts]]`` tables."""
+class ServerSection:
+    """A server kind's section, ``[[KIND.accounts]]`` tables (`bgbot.frontends.kinds`: every
+    registered kind has one, of the shared `ServerAccountConfig` schema)."""
 
     accounts: tuple[ServerAccountConfig, ...] = ()
 
@@ -249,13 +196,20 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     gnubg_player: tuple[GnubgPlayerConfig, ...] = ()
-    fibs: FibsConfig = field(default_factory=FibsConfig)
-    bgammon: BgammonConfig = field(default_factory=BgammonConfig)
+    servers: Mapping[str, ServerSection] = field(default_factory=dict,
+                                                 metadata={"internal": True})
+    """Kind -> its section, for the registered server kinds (``fibs``, ``bgammon``...) the
+    file names: the top-level tables named after the kinds (`bgbot.frontends.kinds`)."""
     source: str | None = field(default=None, compare=False, metadata={"internal": True})
     """The file it was read from (not a TOML key)."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False,
                                        metadata={"internal": True})
     """Dotted key -> "file" or the environment variable that set it (not a TOML key)."""
+
+    def accounts(self, kind: str) -> tuple[ServerAccountConfig, ...]:
+        """The ``[[KIND.accounts]]`` tables (none for a kind the file does not name)."""
+        section = self.servers.get(kind)
+        return section.accounts if section is not None else ()
 
     # ---------------------------------------------------------------- resolved values
 
@@ -295,10 +249,7 @@ class Config:
         if self.control.key_file:
             return Path(self.control.key_file), "file"
         key = paths.default_paths().key_file
-        creds = os.environ.get("CREDENTIALS_DIRECTORY", "").split(":")[0]
-        if creds and key.parent == Path(creds):
-            return key, "credential"
-        return key, "default"
+        return key, "credential" if key == credential_path(paths.KEY_FILE) else "default"
 
 
 # ============================================================================ loading
@@ -345,8 +296,12 @@ def parse_config(text: str, *, file: str | None = None,
     env_values = _environment(environ if environ is not None else {}, origins)
     _merge(data, env_values)
     locate = _Locator(text, file, origins)
-    config: Config = _build(Config, data, "", locate)
-    config = dataclasses.replace(config, source=file, origins=origins)
+    kinds = server_kinds()
+    sections = {kind: data.pop(kind) for kind in list(data) if kind in kinds}
+    config: Config = _build(Config, data, "", locate, also=kinds)
+    servers = {kind: _build(ServerSection, table, kind, locate)
+               for kind, table in sections.items()}
+    config = dataclasses.replace(config, servers=servers, source=file, origins=origins)
     _validate(config, locate)
     return config
 
@@ -435,6 +390,9 @@ def _environment(environ: Mapping[str, str], origins: dict[str, str]) -> dict[st
         parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
         dotted = ".".join(parts)
         target: Any = Config
+        if parts[0] in server_kinds():
+            raise ConfigError(dotted, "server accounts are tables: set them in the file",
+                              file=f"environment variable {name}")
         for index, part in enumerate(parts):
             hints = _hints(target) if dataclasses.is_dataclass(target) else {}
             if part not in hints or _internal(target, part):
@@ -526,7 +484,10 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _build(cls: Any, table: Any, prefix: str, locate: _Locator) -> Any:
+def _build(cls: Any, table: Any, prefix: str, locate: _Locator,
+           also: Mapping[str, Any] | None = None) -> Any:
+    """``cls`` from a TOML table; ``also`` names the keys handled elsewhere (for the
+    "did you mean" of an unknown key)."""
     if not isinstance(table, dict):
         raise locate.error(prefix, f"expected a table, got {_shown(table)}")
     hints = _hints(cls)
@@ -535,8 +496,8 @@ def _build(cls: Any, table: Any, prefix: str, locate: _Locator) -> Any:
         if key not in public:
             dotted = f"{prefix}.{key}" if prefix else key
             where = f"[{prefix}]" if prefix else "the top level"
-            raise locate.error(dotted, f"unknown key in {where}"
-                                       f"{_suggest(key, dict.fromkeys(public))}")
+            known = dict.fromkeys([*public, *(also or {})])
+            raise locate.error(dotted, f"unknown key in {where}{_suggest(key, known)}")
     values: dict[str, Any] = {}
     for name in public:
         if name in table:
@@ -639,8 +600,8 @@ def _validate(config: Config, locate: _Locator) -> None:
         if name in names:
             raise locate.error(f"{prefix}.name", f"two frontends are named {name!r}")
         names.add(name)
-    for server, section in (("fibs", config.fibs), ("bgammon", config.bgammon)):
-        for index, account in enumerate(section.accounts):
+    for server in config.servers:
+        for index, account in enumerate(config.accounts(server)):
             prefix = f"{server}.accounts[{index}]"
             if not account.user:
                 raise locate.error(f"{prefix}.user", "required (the login name)")
@@ -659,15 +620,13 @@ def _validate(config: Config, locate: _Locator) -> None:
                 if not who or (length and not length.isdigit() and length != "unlimited"):
                     raise locate.error(f"{prefix}.invite[{k}]", "expected NAME, NAME:LENGTH or "
                                                                 f"NAME:unlimited, got {item!r}")
-            from .accounts import check_account
-
             refused = check_account(server, account)
             if refused is not None:
                 raise locate.error(f"{prefix}.{refused[0]}", refused[1])
             if account.name and not _FRONTEND_NAME.match(account.name):
                 raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', "
                                                      f"got {account.name!r}")
-            name = account_frontend_name(server, account)
+            name = kinds.frontend_name(server, account)
             if name in names:
                 raise locate.error(f"{prefix}.name", f"two frontends are named {name!r}")
             names.add(name)
@@ -679,11 +638,6 @@ _FRONTEND_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 def frontend_name(entry: GnubgPlayerConfig, index: int) -> str:
     """The configured name, else ``gnubg-player-N`` (N = 1 for the first [[gnubg_player]])."""
     return entry.name or f"gnubg-player-{index + 1}"
-
-
-def account_frontend_name(server: str, account: ServerAccountConfig) -> str:
-    """The configured name, else ``SERVER-USER`` (``fibs-bgbot``)."""
-    return account.name or f"{server}-{account.user}"
 
 
 # ============================================================================ showing
@@ -737,6 +691,9 @@ def show_config(config: Config) -> str:
                 table(entry, f"{item.name}[{index}]", f"[[{item.name}]]")
         else:
             table(value, item.name, f"[{item.name}]")
+    for kind in config.servers:
+        for index, entry in enumerate(config.accounts(kind)):
+            table(entry, f"{kind}.accounts[{index}]", f"[[{kind}.accounts]]")
     key, origin = config.key_path()
     workers = "inline" if config.limits.inline_decisions else str(config.decision_workers)
     out += [
@@ -777,23 +734,12 @@ class Secret:
 
 
 def generate_key_file(path: Path) -> None:
-    """Write a fresh random key (64 hex digits) to ``path`` with mode 0600, atomically."""
+    """Write a fresh random key (64 hex digits) to ``path`` with mode 0600, atomically; a key
+    another process has just written is kept."""
     import secrets
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, (secrets.token_hex(32) + "\n").encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)  # never replaces a key another process just wrote
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, secrets.token_hex(32) + "\n", mode=0o600, replace=False)
 
 
 def load_control_key(config: Config, *, create: bool = False) -> tuple[Secret, Path, str]:

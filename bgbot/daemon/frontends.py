@@ -1,12 +1,12 @@
 """The frontends the daemon runs: programs and servers that drive bgbot from outside.
 
-Three kinds, each behind the same small `Runner` interface so that the daemon starts, stops,
+The kinds, each behind the same small `Runner` interface so that the daemon starts, stops,
 lists and reconfigures them alike:
 
 - ``gnubg_external``: a listener gnubg connects to as its external player
   (``[[gnubg_player]]`` tables, or started ad hoc by ``frontend_start`` with options);
-- ``fibs``: an account kept logged in on a FIBS-compatible server (``[[fibs.accounts]]``);
-- ``bgammon``: an account on a bgammon.org-compatible server (``[[bgammon.accounts]]``).
+- every server kind of `bgbot.frontends.kinds` (``fibs``, ``bgammon``, a plugin's): an
+  account kept logged in on an online server (``[[KIND.accounts]]``).
 
 Server accounts are configured only in the file (their passwords must not travel in a
 request). Each frontend answers on the daemon's event loop, and its agent comes from
@@ -23,24 +23,30 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..agents.base import Agent
 from ..agents.spec import AgentMaker
 from ..core.errors import BgbotError
 from ..deciders import create_agent
-from .config import (
-    Config,
-    GnubgPlayerConfig,
-    ServerAccountConfig,
-    account_frontend_name,
-    frontend_name,
-)
+from ..frontends import kinds
+from ..frontends.accounts import ServerAccountConfig
+from ..frontends.kinds import server_kind, server_kinds
+from .config import Config, GnubgPlayerConfig, frontend_name
 from .protocol import ErrorCode, ProtocolError
+
+if TYPE_CHECKING:
+    from ..frontends.server import ServerClient
 
 log = logging.getLogger(__name__)
 
-KINDS = ("gnubg_external", "fibs", "bgammon")
+GNUBG_EXTERNAL = "gnubg_external"
+"""The one kind that is not an online server: gnubg's external-player listener."""
+
+
+def frontend_kinds() -> list[str]:
+    """Every kind of frontend: gnubg_external and the registered server kinds."""
+    return [GNUBG_EXTERNAL, *server_kinds()]
 
 EventSink = Callable[[str, dict[str, Any]], None]
 """(frontend name, event) -> None: where server frontends report their game events."""
@@ -82,7 +88,7 @@ class Frontend:
         elif isinstance(self.config, GnubgPlayerConfig):
             record["listen"] = self.config.listen
         else:
-            record["listen"] = _server_address(self.kind, self.config)
+            record["listen"] = server_kind(self.kind).address(self.config)
             record["user"] = self.config.user
         return record
 
@@ -101,18 +107,11 @@ class _GnubgRunner:
         return {"listen": str(self.server.address)}
 
 
-DEFAULT_SERVERS = {"fibs": ("fibs.com", 4321), "bgammon": ("bgammon.org", 1337)}
-
-
-def _server_address(kind: str, entry: ServerAccountConfig) -> str:
-    host, port = DEFAULT_SERVERS[kind]
-    return f"{entry.host or host}:{entry.port or port}"
-
-
 class _ServerRunner:
-    """A server client (`FibsClient` / `BgammonClient`) running as a task on the loop."""
+    """A server client (a `bgbot.frontends.server.ServerClient`) running as a task on the
+    loop."""
 
-    def __init__(self, kind: str, client: Any, task: asyncio.Task[Any],
+    def __init__(self, kind: str, client: ServerClient, task: asyncio.Task[Any],
                  entry: ServerAccountConfig, agent: Agent | None = None) -> None:
         self.kind, self.client, self.task, self.entry = kind, client, task, entry
         self.agent = agent
@@ -135,7 +134,7 @@ class _ServerRunner:
         status: dict[str, Any] = {}
         with contextlib.suppress(Exception):
             status = dict(self.client.status())
-        return {"listen": _server_address(self.kind, self.entry), "user": self.entry.user,
+        return {"listen": server_kind(self.kind).address(self.entry), "user": self.entry.user,
                 "status": plain_value(status)}
 
 
@@ -219,19 +218,16 @@ class Frontends:
         return _ServerRunner(frontend.kind, client, task, entry, agent)
 
     def _server_client(self, name: str, kind: str, entry: ServerAccountConfig,
-                       agent: Agent | None) -> Any:
-        from .accounts import bgammon_client, fibs_client
-
+                       agent: Agent | None) -> ServerClient:
         sink = self.events
 
         def on_event(event: dict[str, Any]) -> None:
             if sink is not None:
                 sink(name, event)
 
-        build = fibs_client if kind == "fibs" else bgammon_client
-        return build(entry, logs_dir=self.logs_dir / kind / name,
-                     state_path=self.state_dir / f"{name}.policy.json", on_event=on_event,
-                     agent=agent)
+        return kinds.client_for(kind, entry, logs_dir=self.logs_dir / kind / name,
+                                state_path=self.state_dir / f"{name}.policy.json",
+                                on_event=on_event, agent=agent)
 
     def _ended(self, frontend: Frontend, task: asyncio.Task[Any]) -> None:
         """A server client's run() returned or failed on its own, not by a stop (a refused
@@ -296,10 +292,10 @@ def configured_frontends(
     """Name -> (kind, entry) for every frontend the configuration names."""
     found: dict[str, tuple[str, GnubgPlayerConfig | ServerAccountConfig]] = {}
     for index, entry in enumerate(config.gnubg_player):
-        found[frontend_name(entry, index)] = ("gnubg_external", entry)
-    for kind, section in (("fibs", config.fibs), ("bgammon", config.bgammon)):
-        for account in section.accounts:
-            found[account_frontend_name(kind, account)] = (kind, account)
+        found[frontend_name(entry, index)] = (GNUBG_EXTERNAL, entry)
+    for kind in config.servers:
+        for account in config.accounts(kind):
+            found[kinds.frontend_name(kind, account)] = (kind, account)
     return found
 
 

@@ -31,7 +31,7 @@ from ..formats.gnubgid import MatchState as GnubgMatchState
 from ..formats.mat import MatchRecord, format_match
 from ..players.base import Context, TakeDecision
 from ..referee import events as ev
-from ..referee.matlog import write_atomically
+from ..util import write_atomically
 from ..referee.referee import Referee, Resume
 from ..referee.series import dice_for
 from .store import (
@@ -203,7 +203,7 @@ class MatchHost:
         # goes on playing the other matches meanwhile; the journal stays the truth.
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mat")
 
-    def _write_mat(self, path: Path, text: str) -> asyncio.Future[None]:
+    def _write_mat(self, path: Path, text: str) -> asyncio.Future[bool]:
         future = asyncio.get_running_loop().run_in_executor(self._writer, write_atomically,
                                                             path, text)
         future.add_done_callback(_log_write_failure)
@@ -375,7 +375,7 @@ class MatchHost:
             self.on_state(mid, MatchState.FINISHED, None)
 
 
-def _log_write_failure(future: asyncio.Future[None]) -> None:
+def _log_write_failure(future: asyncio.Future[bool]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.error("writing a .mat file failed: %s", future.exception())
 

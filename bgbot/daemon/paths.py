@@ -4,7 +4,8 @@ Three situations, first match wins for each directory:
 
 1. Under systemd, the unit's ``RuntimeDirectory=`` etc. arrive as ``$RUNTIME_DIRECTORY``,
    ``$STATE_DIRECTORY``, ``$LOGS_DIRECTORY``, ``$CONFIGURATION_DIRECTORY`` and
-   ``$CREDENTIALS_DIRECTORY`` (the first entry of a colon-separated list is used).
+   ``$CREDENTIALS_DIRECTORY`` (the first entry of a colon-separated list is used; credentials
+   are looked up by `bgbot.util.credential_path`).
 2. As root without systemd: ``/run/bgbot``, ``/var/lib/bgbot``, ``/var/log/bgbot``, ``/etc/bgbot``.
 3. As a user: ``$XDG_RUNTIME_DIR/bgbot`` (else ``/tmp/bgbot-<uid>``), ``$XDG_STATE_HOME/bgbot``
    (else ``~/.local/state/bgbot``) with ``logs/`` inside, ``$XDG_CONFIG_HOME/bgbot`` (else
@@ -22,6 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
+
+from ..util import credential_path
 
 __all__ = [
     "APP",
@@ -138,11 +141,7 @@ def default_paths(
         else:
             config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / APP
 
-    credentials = _first(env, "CREDENTIALS_DIRECTORY")
-    if credentials is not None and (credentials / KEY_FILE).exists():
-        key = credentials / KEY_FILE
-    else:
-        key = config / KEY_FILE
+    key = credential_path(KEY_FILE, env) or config / KEY_FILE
     return Paths(runtime, state, logs, config, key)
 
 

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from ..core.errors import BgbotError
+from ..util import write_atomically
 from .schema import SchemaViolation, Validator, load_schema
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "REQUEST_TYPES",
+    "add_messages",
     "ErrorCode",
     "KeyFileError",
     "Message",
@@ -45,7 +47,6 @@ __all__ = [
     "Signer",
     "check_request",
     "error_reply",
-    "event_message",
     "load_key",
     "match_topic",
     "message_kind",
@@ -168,17 +169,36 @@ def _schema() -> Validator:
     return _validator
 
 
-def _types_of(kind: str) -> frozenset[str]:
+def _types_of(kind: str) -> set[str]:
     schema = _schema()
-    return frozenset(name for name in schema.messages if schema.kind(name) == kind)
+    return {name for name in schema.messages if schema.kind(name) == kind}
 
 
-REQUEST_TYPES: frozenset[str] = _types_of("request")
-"""Every ``*_request`` msg_type."""
-REPLY_TYPES: frozenset[str] = _types_of("reply")
+REQUEST_TYPES: set[str] = _types_of("request")
+"""Every ``*_request`` msg_type (the schema's, and those `add_messages` added)."""
+REPLY_TYPES: set[str] = _types_of("reply")
 """Every reply msg_type, ``error`` included."""
-EVENT_TYPES: frozenset[str] = _types_of("event")
+EVENT_TYPES: set[str] = _types_of("event")
 """Every event msg_type (published on the events socket)."""
+
+
+def add_messages(messages: Mapping[str, Any]) -> None:
+    """Extend the protocol with message types that ``protocol/schema.json`` does not define
+    (a plugin's request and its reply, `bgbot.daemon.requests`): ``messages`` maps each
+    msg_type to its schema, written as in the schema's ``messages`` section (``x-kind``, for a
+    request ``x-reply``). A type already known, or a schema the validator cannot check, is a
+    ValueError and changes nothing."""
+    for name, schema in messages.items():
+        if not _MSG_TYPE.match(name):
+            raise ValueError(f"message type {name!r}: lower case letters, digits and '_'")
+        if schema.get("x-kind") == "request" and (
+                not name.endswith("_request") or schema.get("x-reply") not in messages):
+            raise ValueError(f"request {name!r}: its name ends in _request and its x-reply "
+                             "names a reply defined with it")
+    _schema().add_messages(messages)
+    for name, schema in messages.items():
+        {"request": REQUEST_TYPES, "reply": REPLY_TYPES, "event": EVENT_TYPES}[
+            schema["x-kind"]].add(name)
 
 
 def message_kind(msg_type: str) -> str:
@@ -290,14 +310,6 @@ def frontend_topic(name: str) -> bytes:
     return b"frontend." + name.encode("ascii")
 
 
-def event_message(event: Any) -> tuple[bytes, Message]:
-    """A `bgbot.referee.events` event as (topic ``match.<id>``, event message)."""
-    from .wire import event_content
-
-    msg_type, content = event_content(event)
-    return match_topic(content["match_id"]), new_message(msg_type, content)
-
-
 def split_identities(frames: Sequence[bytes]) -> tuple[list[bytes], list[bytes]]:
     """Split what a ROUTER received into (routing identities, envelope frames).
 
@@ -346,15 +358,8 @@ def write_key(path: str | os.PathLike[str], *, overwrite: bool = False) -> bytes
 
     key = secrets.token_hex(32).encode("ascii")
     file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
-    try:
-        fd = os.open(file, flags, 0o600)
-    except FileExistsError:
-        raise KeyFileError(f"key file {file} exists already; not overwriting it") from None
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(key + b"\n")
+    if not write_atomically(file, key + b"\n", mode=0o600, replace=overwrite):
+        raise KeyFileError(f"key file {file} exists already; not overwriting it")
     return key
 
 

@@ -117,17 +117,29 @@ class Validator:
     def __init__(self, document: Mapping[str, Any]) -> None:
         self.document = document
         self.defs: Mapping[str, Any] = document.get("$defs", {})
-        self.messages: Mapping[str, Any] = document["messages"]
+        self.messages: dict[str, Any] = {}
         self._patterns: dict[str, re.Pattern[str]] = {}
         for key in document:
             if key not in _TOP_LEVEL and not key.startswith("x-"):
                 raise ValueError(f"schema: unsupported top-level keyword {key!r}")
         for name, schema in self.defs.items():
             self._check_schema(schema, f"$defs/{name}")
-        for name, schema in self.messages.items():
-            self._check_schema(schema, f"messages/{name}")
         self._fast: dict[int, Callable[[Any], bool]] = {}
-        self._fast_messages = {name: self._compile(schema) for name, schema in self.messages.items()}
+        self._fast_messages: dict[str, Callable[[Any], bool]] = {}
+        self.add_messages(document["messages"])
+
+    def add_messages(self, messages: Mapping[str, Any]) -> None:
+        """Know these message types too (their schemas may use the document's ``$defs``);
+        ValueError for a type already known or a schema this validator cannot check."""
+        for name, schema in messages.items():
+            if name in self.messages:
+                raise ValueError(f"schema: message {name!r} is defined already")
+            self._check_schema(schema, f"messages/{name}")
+            if schema.get("x-kind") not in ("request", "reply", "event"):
+                raise ValueError(f"schema messages/{name}: x-kind must be request, reply or event")
+        for name, schema in messages.items():
+            self.messages[name] = schema
+            self._fast_messages[name] = self._compile(schema)
 
     # ------------------------------------------------------------------ schema checking
 

@@ -6,6 +6,10 @@ frontends, signals and the systemd notifications. CPU-heavy work runs in worker 
 (`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, so
 ``status`` is answered within milliseconds however many matches play.
 
+Each request type has one handler, a method below registered with
+`bgbot.daemon.requests.handles` (quick ones answer on the loop; the others run as tasks or hand
+their work to the workers); importing this module checks them against the protocol schema.
+
 Nothing a client sends can stop the daemon: every message that cannot be accepted gets an
 ``error`` reply (a frame above the size limit makes ZeroMQ drop that connection instead), and
 every handler failure becomes an ``internal`` error reply and a log line.
@@ -21,6 +25,7 @@ import asyncio
 import contextlib
 import errno
 import fcntl
+import inspect
 import logging
 import os
 import re
@@ -31,8 +36,9 @@ import stat
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable
 
 import zmq
 
@@ -40,6 +46,7 @@ from .. import __version__
 from ..agents.base import Agent
 from ..core.errors import BgbotError
 from ..deciders import create_agent, known_agents
+from ..plugins import load_plugins
 from .config import (
     Config,
     ConfigError,
@@ -48,7 +55,15 @@ from .config import (
     load_control_key,
 )
 from .decisions import DECISION_TYPES, AgentCache, answer, answer_now, is_quick
-from .frontends import KINDS, Frontend, Frontends, frontend_from_options, plain_value
+from ..frontends.kinds import server_kinds
+from .frontends import (
+    GNUBG_EXTERNAL,
+    Frontend,
+    Frontends,
+    frontend_from_options,
+    frontend_kinds,
+    plain_value,
+)
 from .logs import setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
@@ -67,6 +82,7 @@ from .protocol import (
     reply_type,
     split_identities,
 )
+from .requests import check_handlers, handlers, handles
 from .store import MatchSpec, MatchState, Store, StoreError
 from .wire import rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
@@ -80,12 +96,9 @@ READ_BATCH = 32
 """Requests read per event-loop turn."""
 MAX_IN_FLIGHT = 10_000
 """Requests being worked on at once before new ones get ``busy``."""
-TAKES_WORK = frozenset({"match_start_request", "frontend_start_request", "reload_request"}
-                       | DECISION_TYPES)
-"""Requests refused with ``shutting_down`` once the daemon is stopping."""
 
 
-class DaemonError(BgbotError):
+class DaemonStartError(BgbotError):
     """The daemon cannot start (a socket in use, another daemon on the same state, ...)."""
 
 
@@ -112,6 +125,8 @@ def _event_name(text: str) -> str:
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted key -> value of every configuration value (a server kind's accounts as
+    ``KIND.accounts``)."""
     import dataclasses
 
     out: dict[str, Any] = {}
@@ -124,14 +139,21 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
             out.update(_flatten(value, key + "."))
         else:
             out[key] = value
+    if isinstance(obj, Config):
+        for kind in server_kinds():
+            out[f"{kind}.accounts"] = obj.accounts(kind)
     return out
+
+
+def _frontend_keys() -> frozenset[str]:
+    """The configuration keys that name frontends: a reload restarts what they change."""
+    return frozenset({"gnubg_player", *(f"{kind}.accounts" for kind in server_kinds())})
 
 
 LIVE_KEYS = frozenset({
     "logging.level", "logging.format", "agents.default", "limits.max_matches",
-    "limits.decision_timeout", "limits.max_candidates", "control.key_file", "gnubg_player",
-    "fibs.accounts", "bgammon.accounts",
-})
+    "limits.decision_timeout", "limits.max_candidates", "control.key_file",
+}) | _frontend_keys()
 """Configuration keys a reload applies at once; the others need a restart."""
 
 
@@ -260,7 +282,7 @@ class Daemon:
         try:
             self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
         except StoreError as exc:
-            raise DaemonError(str(exc)) from None
+            raise DaemonStartError(str(exc)) from None
         self._bind()
         await _warm_caches()
         settings = _worker_settings(config)
@@ -288,7 +310,7 @@ class Daemon:
         except OSError:
             other = os.read(fd, 32).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise DaemonError(f"another bgbot daemon (pid {other}) uses {self.config.state_dir}"
+            raise DaemonStartError(f"another bgbot daemon (pid {other}) uses {self.config.state_dir}"
                               ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -337,7 +359,7 @@ class Daemon:
 
         curve = self.config.control.curve
         if not zmq.has("curve"):
-            raise DaemonError("this libzmq has no CURVE support; tcp:// endpoints need it")
+            raise DaemonStartError("this libzmq has no CURVE support; tcp:// endpoints need it")
         try:
             public, secret = zmq.auth.load_certificate(curve.secret_key_file)
         except (OSError, ValueError) as exc:
@@ -366,19 +388,19 @@ class Daemon:
             try:
                 sock.bind(endpoint)
             except zmq.ZMQError as exc:
-                raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+                raise DaemonStartError(f"cannot bind {endpoint}: {exc}") from None
             return
         path = Path(endpoint[len("ipc://"):])
         if path.exists() or path.is_symlink():
             if _socket_alive(path):
-                raise DaemonError(f"{path} is in use by another process (another daemon?)")
+                raise DaemonStartError(f"{path} is in use by another process (another daemon?)")
             path.unlink()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         old = os.umask(0o177)
         try:
             sock.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise DaemonError(f"cannot bind {endpoint}: {exc}") from None
+            raise DaemonStartError(f"cannot bind {endpoint}: {exc}") from None
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
@@ -450,119 +472,85 @@ class Daemon:
             self._send(ids, error_reply(msg, ErrorCode.BUSY, "too many requests in flight; "
                                         "try again later", {"limit": MAX_IN_FLIGHT}))
             return
-        if self.state == "stopping" and msg.msg_type in TAKES_WORK:
-            self._send(ids, error_reply(msg, ErrorCode.SHUTTING_DOWN,
-                                        "the daemon is stopping and takes no new work"))
-            return
-        quick = self._quick.get(msg.msg_type)
-        if quick is not None:
-            self._answer(ids, msg, quick)
-            return
-        if msg.msg_type in DECISION_TYPES and self.decisions is not None:
-            if self._quick_agents is None or not self._decide_quickly(ids, msg):
-                self._decide_in_pool(ids, msg, self.decisions)
-            return
-        handler = self._handlers.get(msg.msg_type)
+        handler = handlers().get(msg.msg_type)
         if handler is None:
             self._send(ids, error_reply(msg, ErrorCode.UNSUPPORTED,
                                         f"{msg.msg_type} is not served by this daemon"))
             return
+        if self.state == "stopping" and handler.takes_work:
+            self._send(ids, error_reply(msg, ErrorCode.SHUTTING_DOWN,
+                                        "the daemon is stopping and takes no new work"))
+            return
+        try:
+            result = handler.function(self, msg)
+        except Exception as exc:
+            self._send(ids, self._failure(msg, exc))
+            return
+        if not inspect.isawaitable(result):
+            self._send(ids, new_message(reply_type(msg.msg_type), result, msg))
+            return
         counters.in_flight += 1
-        task = asyncio.get_running_loop().create_task(self._handle(ids, msg, handler))
+        if isinstance(result, asyncio.Future):
+            # a decision's future from the workers: the reply goes out from its callback
+            result.add_done_callback(partial(self._finish, ids, msg))
+            return
+        task = asyncio.get_running_loop().create_task(self._handle(ids, msg, result))
         counters.tasks.add(task)
         task.add_done_callback(counters.tasks.discard)
 
-    def _decide_in_pool(self, ids: list[bytes], msg: Message, pool: DecisionPool) -> None:
-        """Hand a decision to the workers; the reply goes out from the future's callback."""
-        config = self.config
+    def _failure(self, msg: Message, exc: BaseException) -> Message:
+        """The error reply for a handler's failure (a ProtocolError says what; anything else
+        is a bug: logged, and answered ``internal``)."""
+        if isinstance(exc, ProtocolError):
+            return error_reply(msg, exc.code, exc.message, exc.details)
+        if isinstance(exc, asyncio.CancelledError):
+            return error_reply(msg, ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
+        log.error("%s failed", msg.msg_type, exc_info=(type(exc), exc, exc.__traceback__))
+        return error_reply(msg, ErrorCode.INTERNAL, f"{type(exc).__name__}: see the daemon's log")
+
+    def _finish(self, ids: list[bytes], msg: Message, result: asyncio.Future[Any]) -> None:
+        self.counters.in_flight -= 1
+        error = None if result.cancelled() else result.exception()
+        if result.cancelled():
+            self._send(ids, self._failure(msg, asyncio.CancelledError()))
+        elif error is not None:
+            self._send(ids, self._failure(msg, error))
+        else:
+            self._send(ids, new_message(reply_type(msg.msg_type), result.result(), msg))
+
+    async def _handle(self, ids: list[bytes], msg: Message, work: Awaitable[Any]) -> None:
         try:
-            future = pool.request(msg.msg_type, msg.content, config.agents.default,
-                                  config.limits.decision_timeout)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return
-        self.counters.in_flight += 1
-
-        def done(result: asyncio.Future[dict[str, Any]]) -> None:
+            reply = new_message(reply_type(msg.msg_type), await work, msg)
+        except (Exception, asyncio.CancelledError) as exc:
+            reply = self._failure(msg, exc)
+        finally:
             self.counters.in_flight -= 1
-            error = result.exception()
-            if error is None:
-                self._send(ids, new_message(reply_type(msg.msg_type), result.result(), msg))
-            elif isinstance(error, ProtocolError):
-                self._send(ids, error_reply(msg, error.code, error.message, error.details))
-            else:
-                log.error("%s failed: %r", msg.msg_type, error)
-                self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                            f"{type(error).__name__}: see the daemon's log"))
+        self._send(ids, reply)
 
-        future.add_done_callback(done)
-
-    def _decide_quickly(self, ids: list[bytes], msg: Message) -> bool:
-        """Answer a decision of an in-process 0-ply player right here (`is_quick`); False
-        leaves it to the pool (other agents, or this player's first request: it is created
-        then, on the loop, and answers on the loop from the next request on)."""
+    def _decide_quickly(self, msg: Message) -> dict[str, Any] | None:
+        """The answer of an in-process 0-ply player, right here (`is_quick`); None leaves it
+        to the pool (other agents, or this player's first request: it is created then, on
+        the loop, and answers on the loop from the next request on)."""
         agents = self._quick_agents
         assert agents is not None
         config = self.config
         spec = msg.content.get("agent") or config.agents.default
         if not isinstance(spec, str) or not is_quick(spec):
-            return False
-        try:
-            content = answer_now(msg.msg_type, msg.content, agents,
-                                 default_agent=config.agents.default,
-                                 max_candidates=config.limits.max_candidates)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return True
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                        f"{type(exc).__name__}: see the daemon's log"))
-            return True
+            return None
+        content = answer_now(msg.msg_type, msg.content, agents,
+                             default_agent=config.agents.default,
+                             max_candidates=config.limits.max_candidates)
         if content is None:
             task = asyncio.get_running_loop().create_task(self._create_quick(agents, spec))
             self.counters.tasks.add(task)
             task.add_done_callback(self.counters.tasks.discard)
-            return False
-        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
-        return True
+        return content
 
     async def _create_quick(self, agents: AgentCache, spec: str) -> None:
         try:
             await agents.get(spec)
         except Exception as exc:  # a bad spec: the pool's answer names the fault
             log.debug("no quick agent for %s: %s", spec, exc)
-
-    def _answer(self, ids: list[bytes], msg: Message,
-                quick: Callable[[Daemon, Message], dict[str, Any]]) -> None:
-        try:
-            content = quick(self, msg)
-        except ProtocolError as exc:
-            self._send(ids, error_reply(msg, exc.code, exc.message, exc.details))
-            return
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            self._send(ids, error_reply(msg, ErrorCode.INTERNAL,
-                                        f"{type(exc).__name__}: see the daemon's log"))
-            return
-        self._send(ids, new_message(reply_type(msg.msg_type), content, msg))
-
-    async def _handle(self, ids: list[bytes], msg: Message,
-                      handler: Callable[[Daemon, Message], Awaitable[dict[str, Any]]]) -> None:
-        try:
-            content = await handler(self, msg)
-            reply = new_message(reply_type(msg.msg_type), content, msg)
-        except ProtocolError as exc:
-            reply = error_reply(msg, exc.code, exc.message, exc.details)
-        except asyncio.CancelledError:
-            reply = error_reply(msg, ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
-        except Exception as exc:
-            log.exception("%s failed", msg.msg_type)
-            reply = error_reply(msg, ErrorCode.INTERNAL,
-                                f"{type(exc).__name__}: see the daemon's log")
-        finally:
-            self.counters.in_flight -= 1
-        self._send(ids, reply)
 
     def _send(self, ids: list[bytes], msg: Message) -> None:
         router = self.router
@@ -627,6 +615,7 @@ class Daemon:
 
     # ----------------------------------------------------------------- quick handlers
 
+    @handles("hello_request", quick=True)
     def _hello(self, msg: Message) -> dict[str, Any]:
         return {
             "protocol_version": PROTOCOL_VERSION,
@@ -640,6 +629,7 @@ class Daemon:
                        "signed": self.signer.signed},
         }
 
+    @handles("status_request", quick=True)
     def _status(self, msg: Message) -> dict[str, Any]:
         matches = self.matches
         store = self.store
@@ -672,6 +662,7 @@ class Daemon:
                      "loop_lag_ms": round(lag * 1000, 2)},
         }
 
+    @handles("match_start_request", quick=True, takes_work=True)
     def _match_start(self, msg: Message) -> dict[str, Any]:
         content = msg.content
         matches = self.matches
@@ -693,6 +684,7 @@ class Daemon:
         row = matches.create(spec)
         return {"match": matches.summary(row), "seed": seed}
 
+    @handles("match_list_request", quick=True)
     def _match_list(self, msg: Message) -> dict[str, Any]:
         from .store import RESUMABLE
 
@@ -705,9 +697,11 @@ class Daemon:
         rows = store.list_matches(states, int(msg.content.get("limit", 100)))
         return {"matches": [matches.summary(row) for row in rows]}
 
+    @handles("frontend_list_request", quick=True)
     def _frontend_list(self, msg: Message) -> dict[str, Any]:
         return {"frontends": [f.record() for f in self.frontends.items.values()]}
 
+    @handles("shutdown_request", quick=True)
     def _shutdown_request(self, msg: Message) -> dict[str, Any]:
         reason = msg.content.get("reason")
         text = f"shutdown request: {reason}" if reason else "shutdown request"
@@ -716,17 +710,29 @@ class Daemon:
 
     # ----------------------------------------------------------------- async handlers
 
-    async def _decision(self, msg: Message) -> dict[str, Any]:
+    @handles(*DECISION_TYPES, takes_work=True)
+    def _decision(self, msg: Message) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """A decision: at once from a quick in-process player, else a worker's future (or,
+        with ``limits.inline_decisions``, a coroutine on the loop)."""
         config = self.config
-        if self.decisions is not None:
-            return await self.decisions.submit(msg.msg_type, msg.content, config.agents.default,
-                                               config.limits.decision_timeout)
+        pool = self.decisions
+        if pool is not None:
+            if self._quick_agents is not None:
+                quick = self._decide_quickly(msg)
+                if quick is not None:
+                    return quick
+            return pool.request(msg.msg_type, msg.content, config.agents.default,
+                                config.limits.decision_timeout)
         agents = self._inline_agents
         assert agents is not None
         quick = answer_now(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
                            max_candidates=config.limits.max_candidates)
         if quick is not None:
             return quick
+        return self._decide_inline(msg, agents)
+
+    async def _decide_inline(self, msg: Message, agents: AgentCache) -> dict[str, Any]:
+        config = self.config
         try:
             return await asyncio.wait_for(
                 answer(msg.msg_type, msg.content, agents, default_agent=config.agents.default,
@@ -735,6 +741,7 @@ class Daemon:
         except asyncio.TimeoutError:
             raise ProtocolError(ErrorCode.TIMEOUT, "the decision took too long") from None
 
+    @handles("match_get_request")
     async def _match_get(self, msg: Message) -> dict[str, Any]:
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
@@ -764,6 +771,7 @@ class Daemon:
                     reply["mat"] = ""
         return reply
 
+    @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:
         matches = self.matches
         assert matches is not None
@@ -772,6 +780,7 @@ class Daemon:
         row = await matches.abort(msg.content["match_id"], text)
         return {"match": matches.summary(row)}
 
+    @handles("frontend_start_request", takes_work=True)
     async def _frontend_start(self, msg: Message) -> dict[str, Any]:
         name = msg.content["name"]
         kind = msg.content.get("kind")
@@ -785,23 +794,25 @@ class Daemon:
             if kind is None:
                 raise ProtocolError(ErrorCode.NOT_FOUND, f"no configured frontend {name}; give "
                                     "a kind to start a new one", {"name": name})
-            if kind in ("fibs", "bgammon"):
+            if kind in server_kinds():
                 raise ProtocolError(ErrorCode.UNSUPPORTED, f"{kind} accounts are configured "
                                     f"in bgbot.toml ([[{kind}.accounts]]; their passwords do "
                                     "not travel in requests): add one there, reload, and "
                                     "start it by name", {"kind": kind})
-            if kind != "gnubg_external":
+            if kind != GNUBG_EXTERNAL:
                 raise ProtocolError(ErrorCode.UNSUPPORTED, f"frontend kind {kind!r} is not "
-                                    f"built in (known: {', '.join(KINDS)})", {"kind": kind})
+                                    f"built in (known: {', '.join(frontend_kinds())})",
+                                    {"kind": kind})
             if frontend is not None and frontend.state == "running":
                 raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
                                     {"name": name})
-            frontend = Frontend(name, "gnubg_external", frontend_from_options(name, options),
+            frontend = Frontend(name, GNUBG_EXTERNAL, frontend_from_options(name, options),
                                 False)
             self.frontends.items[name] = frontend
         await self.frontends.start(frontend)
         return {"frontend": frontend.record()}
 
+    @handles("frontend_stop_request")
     async def _frontend_stop(self, msg: Message) -> dict[str, Any]:
         name = msg.content["name"]
         frontend = self.frontends.items.get(name)
@@ -810,6 +821,7 @@ class Daemon:
         await self.frontends.stop(frontend)
         return {"frontend": frontend.record()}
 
+    @handles("reload_request", takes_work=True)
     async def _reload_request(self, msg: Message) -> dict[str, Any]:
         return await self.reload()
 
@@ -875,7 +887,7 @@ class Daemon:
             # the running configuration takes the live keys only; the rest waits for a restart
             self.config = replace(
                 old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
-                fibs=new.fibs, bgammon=new.bgammon,
+                servers=new.servers,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,
                                max_candidates=new.limits.max_candidates),
@@ -894,7 +906,7 @@ class Daemon:
                 setup_logging(new.logging.level, new.logging.format)
             if self.matches is not None:
                 self.matches.max_matches = new.limits.max_matches
-            if {"gnubg_player", "fibs.accounts", "bgammon.accounts"} & set(changed):
+            if _frontend_keys() & set(changed):
                 await self.frontends.reconfigure(new)
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}
@@ -933,27 +945,10 @@ class Daemon:
             if lag > self.counters.max_lag:
                 self.counters.max_lag = lag
 
-    _handlers: dict[str, Callable[[Daemon, Message], Awaitable[dict[str, Any]]]] = {}
-    _quick: dict[str, Callable[[Daemon, Message], dict[str, Any]]] = {}
 
 
-Daemon._quick = {
-    "hello_request": Daemon._hello,
-    "status_request": Daemon._status,
-    "match_start_request": Daemon._match_start,
-    "match_list_request": Daemon._match_list,
-    "frontend_list_request": Daemon._frontend_list,
-    "shutdown_request": Daemon._shutdown_request,
-}
-Daemon._handlers = {
-    **{name: Daemon._decision for name in DECISION_TYPES},
-    "match_get_request": Daemon._match_get,
-    "match_abort_request": Daemon._match_abort,
-    "frontend_start_request": Daemon._frontend_start,
-    "frontend_stop_request": Daemon._frontend_stop,
-    "reload_request": Daemon._reload_request,
-}
-
+load_plugins()  # a plugin's request types and their handlers, before the check
+check_handlers()  # every request of the protocol schema has its handler, and no other
 
 
 async def _warm_caches() -> None:
@@ -1002,7 +997,7 @@ def serve(config: Config, *, config_file: str | None = None) -> int:
     daemon_log = logging.getLogger("bgbot.daemon")
     try:
         return asyncio.run(Daemon(config, config_file=config_file).run())
-    except (DaemonError, ConfigError) as exc:
+    except (DaemonStartError, ConfigError) as exc:
         daemon_log.error("cannot start: %s", exc)
         print(f"bgbot serve: {exc}", file=sys.stderr)
         return 2

@@ -445,26 +445,10 @@ def _match_row(r: Sequence[Any]) -> MatchRow:
 
 
 def journal_action(event: ev.Event) -> tuple[str, dict[str, Any]] | None:
-    """The journal entry (kind, data) of a referee event, or None for events that are not
-    game actions (game started/ended and match ended go to the games and results tables)."""
-    if isinstance(event, ev.Rolled):
-        if event.opening:
-            return "opening", {"dice": list(event.dice)}
-        return "roll", {"seat": event.seat, "dice": list(event.dice)}
-    if isinstance(event, ev.Played):
-        return "move", {"seat": event.seat, "dice": list(event.dice),
-                        "play": [[f, t, int(h)] for f, t, h in event.play]}
-    if isinstance(event, ev.Doubled):
-        return "double", {"seat": event.seat, "cube": event.cube}
-    if isinstance(event, ev.Taken):
-        return "take", {"seat": event.seat, "cube": event.cube}
-    if isinstance(event, ev.Dropped):
-        return "drop", {"seat": event.seat, "cube": event.cube}
-    if isinstance(event, ev.Beavered):
-        return ("raccoon" if event.raccoon else "beaver"), {"seat": event.seat, "cube": event.cube}
-    if isinstance(event, ev.Resigned):
-        return "resign", {"seat": event.seat, "value": event.value, "accepted": event.accepted}
-    return None
+    """The journal entry (kind, data) of a referee event: its action's `ev.action_record`;
+    None for events that are not game actions (game started/ended and match ended go to the
+    games and results tables) and for actions without a record of their own."""
+    return ev.action_record(event.action) if isinstance(event, ev.Acted) else None
 
 
 def apply_action(game: Game, kind: str, data: dict[str, Any]) -> None:

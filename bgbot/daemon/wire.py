@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping
 
+from ..core import game
 from ..core.context import Context, CubeOwner
 from ..core.errors import BgbotError
 from ..core.position import Position, check_dice
@@ -19,7 +20,7 @@ from ..formats.gnubgid import MatchState
 from ..formats.xgid import decode_any_id
 from ..players.base import Probabilities
 from ..referee import events as ev
-from .protocol import ErrorCode, ProtocolError
+from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
 
 __all__ = [
     "ASKS_OPPONENT",
@@ -226,37 +227,29 @@ def evaluation_to_wire(probabilities: Probabilities, agent: str) -> dict[str, An
 # --------------------------------------------------------------------------- events
 
 
-def event_content(event: ev.Event) -> tuple[str, dict[str, Any]]:
-    """A referee event as (msg_type, content); seats are the referee's (players[0] = seat 0)."""
+def event_message(event: ev.Event) -> tuple[bytes, Message] | None:
+    """A `bgbot.referee.events` event as (topic ``match.<id>``, event message), or None for an
+    action the protocol has no event for (see `event_content`)."""
+    found = event_content(event)
+    if found is None:
+        return None
+    msg_type, content = found
+    return match_topic(content["match_id"]), new_message(msg_type, content)
+
+
+def event_content(event: ev.Event) -> tuple[str, dict[str, Any]] | None:
+    """A referee event as (msg_type, content); seats are the referee's (players[0] = seat 0).
+
+    The core's actions map onto the protocol's events: an opening roll is ``rolled`` with
+    ``opening`` (``seat`` the winner, -1 on a tie), a raccoon ``beavered`` with ``raccoon``, and
+    a resignation one ``resigned`` once it is answered (``seat`` the resigner). None for the
+    actions without an event of their own (an automatic double, a resignation's offer)."""
+    if isinstance(event, ev.Acted):
+        return _action_content(event)
     if isinstance(event, ev.GameStarted):
         return "game_started", {
             "match_id": event.match_id, "game": event.game, "score": list(event.score),
             "crawford": event.crawford, "post_crawford": event.post_crawford,
-        }
-    if isinstance(event, ev.Rolled):
-        return "rolled", {
-            "match_id": event.match_id, "game": event.game, "seat": event.seat,
-            "dice": list(event.dice), "opening": event.opening,
-        }
-    if isinstance(event, ev.Played):
-        return "played", {
-            "match_id": event.match_id, "game": event.game, "seat": event.seat,
-            "dice": list(event.dice), "play": str(event.play),
-            "before": event.before.position_id(),
-            "after": event.before.apply(event.play).position_id(),
-        }
-    if isinstance(event, ev.Doubled):
-        return "doubled", _cube_event(event)
-    if isinstance(event, ev.Taken):
-        return "taken", _cube_event(event)
-    if isinstance(event, ev.Dropped):
-        return "dropped", _cube_event(event)
-    if isinstance(event, ev.Beavered):
-        return "beavered", {**_cube_event(event), "raccoon": event.raccoon}
-    if isinstance(event, ev.Resigned):
-        return "resigned", {
-            "match_id": event.match_id, "game": event.game, "seat": event.seat,
-            "value": event.value, "accepted": event.accepted,
         }
     if isinstance(event, ev.GameEnded):
         outcome = event.outcome
@@ -273,5 +266,35 @@ def event_content(event: ev.Event) -> tuple[str, dict[str, Any]]:
     raise TypeError(f"not a referee event: {event!r}")
 
 
-def _cube_event(event: ev.Doubled | ev.Taken | ev.Dropped | ev.Beavered) -> dict[str, Any]:
-    return {"match_id": event.match_id, "game": event.game, "seat": event.seat, "cube": event.cube}
+_CUBE_EVENTS = {game.Doubled: "doubled", game.Taken: "taken", game.Dropped: "dropped",
+                game.Beavered: "beavered", game.Raccooned: "beavered"}
+
+
+def _action_content(event: ev.Acted) -> tuple[str, dict[str, Any]] | None:
+    action = event.action
+    where = {"match_id": event.match_id, "game": event.game}
+    if isinstance(action, game.OpeningRolled):
+        winner = -1 if action.winner is None else action.winner
+        return "rolled", {**where, "seat": winner, "dice": [action.die0, action.die1],
+                          "opening": True}
+    if isinstance(action, game.Rolled):
+        return "rolled", {**where, "seat": action.seat, "dice": list(action.dice),
+                          "opening": False}
+    if isinstance(action, game.Moved):
+        return "played", {
+            **where, "seat": action.seat, "dice": list(action.dice), "play": str(action.play),
+            "before": action.before.position_id(),
+            "after": action.before.apply(action.play).position_id(),
+        }
+    if isinstance(action, (game.Doubled, game.Taken, game.Dropped, game.Beavered,
+                           game.Raccooned)):
+        name = _CUBE_EVENTS[type(action)]
+        content = {**where, "seat": action.seat, "cube": action.cube}
+        if name == "beavered":
+            content["raccoon"] = isinstance(action, game.Raccooned)
+        return name, content
+    if isinstance(action, (game.ResignationAccepted, game.ResignationRejected)):
+        return "resigned", {**where, "seat": 1 - action.seat, "value": action.value,
+                            "accepted": isinstance(action, game.ResignationAccepted)}
+    return None
+

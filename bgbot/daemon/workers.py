@@ -123,8 +123,8 @@ def match_worker_main(conn: Connection, settings: WorkerSettings, index: int, pa
 
 async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
     from .hosting import MatchHost
-    from .protocol import event_message
     from .store import MatchState, Store
+    from .wire import event_message
 
     loop = asyncio.get_running_loop()
     store = Store(settings.state_db, journal_sync=settings.journal_sync)

@@ -1,21 +1,13 @@
 """Frontends: programs and servers that drive bgbot.
 
 - `bgbot.frontends.gnubg_player`: the listener gnubg connects to with
-  ``set player N external HOST:PORT``;
+  ``set player N external HOST:PORT`` (sessions in `gnubg_session`, logs in `gnubg_log`);
 - `bgbot.frontends.ubgi`: bgbot as a UBGI engine on stdin/stdout;
-- `bgbot.frontends.fibs` (CLIP servers) and `bgbot.frontends.bgammon` (bgammon.org): accounts
-  that play online, with the shared `invitations` policy and `backoff` reconnects.
+- online servers: `bgbot.frontends.server` is the base every server client shares (run loop,
+  reconnects with `backoff`, agent, event log, ``.mat`` files), `invitations` the shared
+  policy, and `bgbot.frontends.kinds` the registry of server kinds. Each sub-package is one
+  kind and registers itself: `bgbot.frontends.fibs` (CLIP servers), `bgbot.frontends.bgammon`
+  (bgammon.org); plugins add others (`bgbot.plugins`).
+
+This package imports none of them, so that using one does not load the others.
 """
-
-from .gnubg_player import GnubgPlayerServer, ListenAddress, PlayerServerConfig, ServerStats
-from .gnubg_session import GNUBG_DEFAULT_RULES, PlayerSession, Reply
-
-__all__ = [
-    "GNUBG_DEFAULT_RULES",
-    "GnubgPlayerServer",
-    "ListenAddress",
-    "PlayerServerConfig",
-    "PlayerSession",
-    "Reply",
-    "ServerStats",
-]

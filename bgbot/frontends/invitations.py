@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..util import write_atomically
 
 __all__ = ["Invitation", "InvitationPolicy", "PolicyState", "Verdict", "judge"]
 
@@ -96,18 +96,8 @@ class PolicyState:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"match_ends": self._ends}, indent=1, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, json.dumps({"match_ends": self._ends}, indent=1,
+                                               sort_keys=True))
 
     def last_match_end(self, opponent: str) -> float | None:
         """When the last match with ``opponent`` ended (unix seconds), or None."""

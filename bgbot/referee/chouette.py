@@ -95,8 +95,8 @@ from ..core.position import Play, Position
 from ..core.rules import Rules
 from ..formats.mat import MatchRecord, format_match
 from ..players.base import Context, TakeDecision
-from .matlog import write_atomically
-from .referee import MAX_ATTEMPTS, IllegalDecision, context_for
+from ..util import write_atomically
+from .referee import IllegalDecision, context_for, legal_play
 
 log = logging.getLogger(__name__)
 
@@ -589,19 +589,8 @@ class _GameRun:
             consulted: dict[str, Any] | None = None
             if seat == TEAM and self.c.consult and others:
                 consulted = await self._consult(others, before, dice, results)
-            context = context_for(reference, seat)
-            for attempt in range(1, MAX_ATTEMPTS + 1):
-                candidate = await agent.choose_play(before, dice, context)
-                try:
-                    made = reference.move(candidate)
-                    break
-                except IllegalAction as exc:
-                    log.warning("chouette game %d: %s made an illegal play (attempt %d): %s",
-                                self.number, agent.name, attempt, exc)
-            else:
-                raise IllegalDecision(
-                    f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
-                    f"{dice[0]}{dice[1]}; last: {candidate}")
+            made = await legal_play(agent, reference, context_for(reference, seat),
+                                    f"chouette game {self.number}")
             if consulted is not None:
                 consulted["play"] = str(made)
         for player in others:

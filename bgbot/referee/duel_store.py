@@ -61,13 +61,11 @@ class DuelStoreError(BgbotError):
 
 def default_path(config: DuelConfig, directory: Path = Path("duels")) -> Path:
     """``duels/<A>-vs-<B>-<seed>.sqlite`` (match play adds ``-<N>pt``)."""
-    from .matlog import _UNSAFE
-
-    def clean(spec: str) -> str:
-        return _UNSAFE.sub("_", spec).strip("_") or "agent"
+    from ..util import safe_name
 
     kind = f"-{config.length}pt" if config.length else ""
-    return directory / f"{clean(config.agent_a)}-vs-{clean(config.agent_b)}{kind}-{config.seed}.sqlite"
+    a, b = (safe_name(spec, "agent") for spec in (config.agent_a, config.agent_b))
+    return directory / f"{a}-vs-{b}{kind}-{config.seed}.sqlite"
 
 
 def _now() -> str:

@@ -1,16 +1,41 @@
-"""The events a referee emits while it hosts a match (DESIGN §5).
+"""The events of a hosted match (DESIGN §5): the rules core's actions in the referee's envelope.
 
-Subscribers (the `.mat` writer, the SQLite journal, the PUB socket, the console) receive them
-in order. Every event names the match it belongs to, so one stream can carry many matches.
+The one vocabulary of game events is the core's (`bgbot.core.game`: `OpeningRolled`,
+`Rolled`, `Moved`, `Doubled`, `Taken`, `Dropped`, `Beavered`, `Raccooned`, `Resigned`,
+`ResignationAccepted`, `ResignationRejected`, `AutoDoubled`): exactly what the `Game` recorded.
+A referee sends each one wrapped in `Acted` -- which match, which game, when -- between a
+`GameStarted` and a `GameEnded`, and ends with a `MatchEnded`. Subscribers (the ``.mat`` writer,
+the SQLite journal, the PUB socket, the console) receive them in order; every event names its
+match, so one stream can carry many matches.
+
+`action_record` is the one plain form of an action (a kind and JSON-able fields): the match
+journal stores it, and the server frontends log their mirrored games with it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Union
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
 
-from ..core.game import Game, GameOutcome
-from ..core.position import Play, Position
+from ..core.game import (
+    Action,
+    Beavered,
+    Doubled,
+    Dropped,
+    Game,
+    GameOutcome,
+    Moved,
+    OpeningRolled,
+    Raccooned,
+    ResignationAccepted,
+    ResignationRejected,
+    Rolled,
+    Taken,
+)
+
+__all__ = ["Acted", "Event", "GameEnded", "GameStarted", "Listener", "MatchEnded",
+           "action_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,69 +49,14 @@ class GameStarted:
 
 
 @dataclass(frozen=True, slots=True)
-class Rolled:
-    """A roll. For the opening roll (``opening``), ``dice`` are (seat 0's die, seat 1's die)
-    and ``seat`` is the winner, or -1 on a tie (both roll again)."""
+class Acted:
+    """A core action (``action``) in game ``game`` of match ``match_id``: the envelope."""
 
     match_id: str
     game: int
-    seat: int
-    dice: tuple[int, int]
-    opening: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Played:
-    match_id: str
-    game: int
-    seat: int
-    dice: tuple[int, int]
-    play: Play
-    before: Position
-    """The board before the play, seen from the mover."""
-
-
-@dataclass(frozen=True, slots=True)
-class Doubled:
-    match_id: str
-    game: int
-    seat: int
-    cube: int
-    """The value offered."""
-
-
-@dataclass(frozen=True, slots=True)
-class Taken:
-    match_id: str
-    game: int
-    seat: int
-    cube: int
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    match_id: str
-    game: int
-    seat: int
-    cube: int
-
-
-@dataclass(frozen=True, slots=True)
-class Beavered:
-    match_id: str
-    game: int
-    seat: int
-    cube: int
-    raccoon: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Resigned:
-    match_id: str
-    game: int
-    seat: int
-    value: int
-    accepted: bool
+    action: Action
+    at: float = field(default_factory=time.time, compare=False, repr=False)
+    """When the referee saw it (Unix time; not compared: a replayed match is the same)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +79,34 @@ class MatchEnded:
     games: int
 
 
-Event = Union[
-    GameStarted, Rolled, Played, Doubled, Taken, Dropped, Beavered, Resigned, GameEnded, MatchEnded
-]
+Event = Union[GameStarted, Acted, GameEnded, MatchEnded]
 Listener = Callable[[Event], None]
+
+
+def action_record(action: Action) -> tuple[str, dict[str, Any]] | None:
+    """A core action as (kind, JSON-able fields) -- the kinds and fields of the match journal
+    (``opening``, ``roll``, ``move``, ``double``, ``take``, ``drop``, ``beaver``, ``raccoon``,
+    ``resign``), which replaying through a `Game` turns back into the same actions.
+
+    None for what needs no record of its own: an `AutoDoubled` follows from the opening dice,
+    and a resignation is one ``resign`` record once it is answered (``seat`` the resigner,
+    ``accepted`` the answer)."""
+    if isinstance(action, OpeningRolled):
+        return "opening", {"dice": [action.die0, action.die1]}
+    if isinstance(action, Rolled):
+        return "roll", {"seat": action.seat, "dice": list(action.dice)}
+    if isinstance(action, Moved):
+        return "move", {"seat": action.seat, "dice": list(action.dice),
+                        "play": [[f, t, int(h)] for f, t, h in action.play]}
+    for kind, cls in _CUBE_KINDS:
+        if isinstance(action, cls):
+            return kind, {"seat": action.seat, "cube": action.cube}
+    if isinstance(action, (ResignationAccepted, ResignationRejected)):
+        return "resign", {"seat": 1 - action.seat, "value": action.value,
+                          "accepted": isinstance(action, ResignationAccepted)}
+    return None
+
+
+_CUBE_KINDS: tuple[tuple[str, type[Doubled | Taken | Dropped | Beavered | Raccooned]], ...] = (
+    ("double", Doubled), ("take", Taken), ("drop", Dropped), ("beaver", Beavered),
+    ("raccoon", Raccooned))

@@ -22,6 +22,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Protocol, TypeVar
 
 from ..core.context import Context
+from ..core.game import Moved, OpeningRolled, Rolled, Taken
 from ..core.position import Position
 from ..players.base import Probabilities
 from ..players.evaluator import HeuristicEvaluator, equity_after
@@ -141,8 +142,8 @@ class LuckTracker:
     """A referee listener: sums each seat's roll luck per game (times the cube in force).
 
     Use one tracker per match or money session (games are keyed by their number). It sees every
-    `Played` event, including forced passes (no legal play: an unlucky roll too); an opening
-    roll is recognised by the `Rolled` event that precedes it.
+    `Moved` action, including forced passes (no legal play: an unlucky roll too); an opening
+    roll is recognised by the `OpeningRolled` action that precedes it.
     """
 
     def __init__(self, judge: LuckJudge, *, context: Context | None = None) -> None:
@@ -159,17 +160,22 @@ class LuckTracker:
             self._luck[event.game] = [0.0, 0.0]
             self._cube[event.game] = 1
             self._opening[event.game] = False
-        elif isinstance(event, ev.Rolled):
-            self._opening[event.game] = event.opening and event.seat >= 0
-        elif isinstance(event, ev.Taken):
-            self._cube[event.game] = event.cube
-        elif isinstance(event, ev.Played):
-            game = event.game
-            opening = self._opening.get(game, False)
-            self._opening[game] = False
-            luck = roll_luck(self.judge, event.before, event.dice, self.context, opening=opening)
-            self._luck.setdefault(game, [0.0, 0.0])[event.seat] += luck * self._cube.get(game, 1)
-            self.rolls += 1
+        elif isinstance(event, ev.Acted):
+            action, game = event.action, event.game
+            if isinstance(action, OpeningRolled):
+                self._opening[game] = action.winner is not None
+            elif isinstance(action, Rolled):
+                self._opening[game] = False
+            elif isinstance(action, Taken):
+                self._cube[game] = action.cube
+            elif isinstance(action, Moved):
+                opening = self._opening.get(game, False)
+                self._opening[game] = False
+                luck = roll_luck(self.judge, action.before, action.dice, self.context,
+                                 opening=opening)
+                self._luck.setdefault(game, [0.0, 0.0])[action.seat] += \
+                    luck * self._cube.get(game, 1)
+                self.rolls += 1
 
     def game_luck(self, number: int) -> tuple[float, float]:
         """(luck of seat 0, luck of seat 1) in game ``number`` (1-based), in ppg units."""

@@ -32,6 +32,25 @@ class IllegalDecision(BgbotError):
     """An agent kept answering with something the rules do not allow."""
 
 
+async def legal_play(agent: Agent, game: Game, context: Context, where: str) -> Play:
+    """Ask ``agent`` for its play of ``game``'s roll and make it, asking again after an
+    illegal one (each is logged, ``where`` saying in which game) up to `MAX_ATTEMPTS` times;
+    the canonical play made. `IllegalDecision` after that many illegal plays in a row."""
+    dice = game.dice
+    assert dice is not None
+    before = game.position
+    candidate = Play()
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        candidate = await agent.choose_play(before, dice, context)
+        try:
+            return game.move(candidate)
+        except IllegalAction as exc:
+            log.warning("%s: %s made an illegal play (attempt %d): %s", where, agent.name,
+                        attempt, exc)
+    raise IllegalDecision(f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
+                          f"{dice[0]}{dice[1]}; last: {candidate}")
+
+
 @dataclass
 class MatchResult:
     """What a hosted match produced: final score, winner, and every game's outcome."""
@@ -95,10 +114,19 @@ class Referee:
         self.names = (str(chosen[0]), str(chosen[1]))
         self.current_game: Game | None = None
         """The game in play during `play` (None between games)."""
+        self._seen = 0
+        """How many of the current game's actions have been emitted."""
 
     def _emit(self, event: ev.Event) -> None:
         for listener in self.listeners:
             listener(event)
+
+    def _acted(self, game: Game, number: int) -> None:
+        """Emit the actions ``game`` recorded since the last call, each in its envelope."""
+        history = game.history
+        for action in history[self._seen:]:
+            self._emit(ev.Acted(self.match_id, number, action))
+        self._seen = len(history)
 
     async def play(self, resume: Resume | None = None, *,
                    announce_end: bool = True) -> MatchResult:
@@ -138,12 +166,10 @@ class Referee:
         """Play ``game`` to its end from whatever phase it is in (a new game, or one set up
         with `Game.start_from`), with the dice of game ``number`` of the dice source."""
         dice = self.dice.for_game(number - 1)
-        mid = self.match_id
+        self._seen = len(game.history)  # a resumed game's actions were emitted before
         while game.phase is Phase.OPENING:
-            die0, die1 = dice.opening()
-            game.opening_roll(die0, die1)
-            winner = -1 if die0 == die1 else (0 if die0 > die1 else 1)
-            self._emit(ev.Rolled(mid, number, winner, (die0, die1), opening=True))
+            game.opening_roll(*dice.opening())
+            self._acted(game, number)
         while not game.is_over:
             phase = game.phase
             seat = game.seat_on_roll
@@ -154,12 +180,11 @@ class Referee:
                     game.position, context_for(game, seat)
                 ):
                     game.double()
-                    self._emit(ev.Doubled(mid, number, seat, game.cube_value * 2))
+                    self._acted(game, number)
                     await self._answer_double(game, number, seat)
                     continue
-                rolled = dice.roll()
-                game.roll(rolled)
-                self._emit(ev.Rolled(mid, number, seat, rolled))
+                game.roll(dice.roll())
+                self._acted(game, number)
             elif phase is Phase.MOVE:
                 await self._move(game, number, seat)
             elif phase is Phase.TAKE:
@@ -188,17 +213,15 @@ class Referee:
             game.accept_resignation()
         else:
             game.reject_resignation()
-        self._emit(ev.Resigned(self.match_id, number, seat, value, accepted))
+        self._acted(game, number)
         return game.is_over
 
     async def _answer_double(self, game: Game, number: int, doubler: int) -> None:
-        mid = self.match_id
         taker = 1 - doubler
         decision = await self.agents[taker].take_decision(game.position, context_for(game, taker))
         if decision is TakeDecision.DROP:
-            cube = game.cube_value
             game.drop()
-            self._emit(ev.Dropped(mid, number, taker, cube))
+            self._acted(game, number)
             return
         if decision is TakeDecision.BEAVER:
             if not game.may_beaver():
@@ -207,11 +230,11 @@ class Referee:
                     f"(legal: {', '.join(game.legal_actions())})"
                 )
             game.beaver()
-            self._emit(ev.Beavered(mid, number, taker, game.offered_cube or game.cube_value))
+            self._acted(game, number)
             await self._answer_beaver(game, number, doubler, taker)
             return
         game.take()
-        self._emit(ev.Taken(mid, number, taker, game.cube_value))
+        self._acted(game, number)
 
     async def _answer_beaver(self, game: Game, number: int, doubler: int, beaverer: int) -> None:
         """The pending beaver or raccoon is answered, back and forth, until a take or a drop.
@@ -225,7 +248,6 @@ class Referee:
         the board seen from that other side (a tempo off for the doubler, who is really on
         roll; documented approximation).
         """
-        mid = self.match_id
         while game.phase is Phase.BEAVER_TAKE:
             answering = game.seat_to_act
             assert answering is not None
@@ -234,40 +256,18 @@ class Referee:
                 game.board_for(redoubler), context_for(game, answering)
             )
             if decision is TakeDecision.DROP:
-                cube = game.cube_value
                 game.drop()
-                self._emit(ev.Dropped(mid, number, answering, cube))
-                return
-            if decision is TakeDecision.BEAVER and game.may_raccoon():
+            elif decision is TakeDecision.BEAVER and game.may_raccoon():
                 game.raccoon()
-                self._emit(ev.Beavered(mid, number, answering, game.offered_cube or game.cube_value,
-                                       raccoon=True))
-                continue
-            game.take()
-            self._emit(ev.Taken(mid, number, answering, game.cube_value))
+            else:
+                game.take()
+            self._acted(game, number)
 
     async def _move(self, game: Game, number: int, seat: int) -> None:
-        dice = game.dice
-        assert dice is not None
-        before = game.position
         plays = game.legal_plays()
         if len(plays) <= 1:
-            chosen = plays[0] if plays else Play()
-            made = game.move(chosen)
+            game.move(plays[0] if plays else Play())
         else:
-            agent = self.agents[seat]
-            context = context_for(game, seat)
-            for attempt in range(1, MAX_ATTEMPTS + 1):
-                candidate = await agent.choose_play(before, dice, context)
-                try:
-                    made = game.move(candidate)
-                    break
-                except IllegalAction as exc:
-                    log.warning("match %s game %d: %s made an illegal play (attempt %d): %s",
-                                self.match_id, number, agent.name, attempt, exc)
-            else:
-                raise IllegalDecision(
-                    f"{agent.name} made {MAX_ATTEMPTS} illegal plays in a row with "
-                    f"{dice[0]}{dice[1]}; last: {candidate}"
-                )
-        self._emit(ev.Played(self.match_id, number, seat, dice, made, before))
+            await legal_play(self.agents[seat], game, context_for(game, seat),
+                             f"match {self.match_id} game {number}")
+        self._acted(game, number)

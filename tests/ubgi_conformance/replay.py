@@ -3,7 +3,7 @@
 In tests: `run_exchanges(send)` with an async ``send(lines) -> replies`` callable. From the shell,
 against any UBGI engine (ours or a third party's)::
 
-    python -m tests.ubgi_conformance.replay -- python -m bgbot.cli_ubgi
+    python -m tests.ubgi_conformance.replay -- python -m bgbot.cli ubgi
     python -m tests.ubgi_conformance.replay -- /path/to/engine
 
 It prints one PASS/FAIL line per exchange and exits 1 if any failed.

@@ -9,7 +9,7 @@ examples:
   bgbot ubgi                                   the heuristic player as a UBGI engine
   bgbot ubgi --player heuristic:plies=1        with 1-ply look-ahead (UBGI engine.ply 2)
   bgbot ubgi --player gnubg:plies=0            GNU Backgammon behind the UBGI protocol
-  python -m bgbot.cli_ubgi --player pubeval    the same without the bgbot launcher
+  python -m bgbot.cli ubgi --player pubeval   the same without the bgbot launcher
 
 a session (> from the controller, < from bgbot):
   > ubgi                     < id name bgbot heuristic / id author ... / proto 0.2 / key ... / ubgiok
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     import logging
     import sys
 
-    from .core.errors import FormatError
-    from .frontends.ubgi import run_stdio
+    from ..core.errors import FormatError
+    from ..frontends.ubgi import run_stdio
 
     logging.basicConfig(level=str(args.log_level).upper(), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -64,18 +64,3 @@ def run(args: argparse.Namespace) -> int:
     except FormatError as exc:
         print(f"bgbot ubgi: {exc}", file=sys.stderr)
         return 2
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """``python -m bgbot.cli_ubgi [--player SPEC]``: the same as ``bgbot ubgi``."""
-    import sys
-
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["ubgi", *(sys.argv[1:] if argv is None else argv)])
-    result: int = args.func(args)
-    return result
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

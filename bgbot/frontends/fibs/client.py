@@ -1,45 +1,42 @@
 """A bgbot account on FIBS (or any CLIP server): log in, take invitations by policy, play.
 
-`FibsClient` keeps one `FibsAccount` logged in until stopped: asyncio streams, the line reader
-and typed events of `bgbot.frontends.fibs_clip`, reconnects with a jittered `Backoff`, and on
-return resumes the match that was interrupted (FIBS saves it).  Play is driven by the latest
-``board:`` line (FIBS orientation, colour and direction re-read every time), never by prompts;
-prompts and silence only make us ask for ``board`` again (reference/online-servers.md §1, §4.4).
+`FibsClient` is the FIBS dialect of `bgbot.frontends.server.ServerClient` (which keeps the
+account connected, reconnecting with backoff, and owns the agent, the event log and the
+status): asyncio streams, the line reader and typed events of `bgbot.frontends.fibs.clip`, and
+on return it resumes the match that was interrupted (FIBS saves it).  Play is driven by the
+latest ``board:`` line (FIBS orientation, colour and direction re-read every time), never by
+prompts; prompts and silence only make us ask for ``board`` again (reference/online-servers.md
+§1, §4.4).
 
 Every match is logged as a ``.mat`` file (`bgbot.formats.mat`, rewritten atomically at each game
 end) rebuilt from what the server tells both players -- FIBS shows both sides' rolls and moves --
 by replaying them through a core `Game` (`MatchMirror`); a game the mirror cannot follow (for
 instance one begun before a restart) is left out and said so in the event log.  Every game
-event also goes to the optional ``listener`` (a dict per event, for the daemon's store) and to a
-JSON-lines log beside the ``.mat`` files.  The password is never logged.
+event also goes to the optional ``on_event`` callback (a dict per event, for the daemon's
+store) and to a JSON-lines log beside the ``.mat`` files.  The password is never logged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import logging
-import os
-import random
 import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, ClassVar
 
-from ..agents.base import Agent
-from ..core.errors import FormatError
-from ..formats.fibsboard import FibsBoard, Request, Side
-from ..formats.notation import format_fibs_move
-from ..players.base import Context, TakeDecision
-from . import fibs_clip as clip
-from .fibs_mirror import FIBS_RULES, MatchMirror, fibs_words
-from .backoff import Backoff
-from .gnubg_log import JsonLinesLog
-from .invitations import Invitation, InvitationPolicy, PolicyState, judge
+from ...core.errors import FormatError
+from ...formats.fibsboard import FibsBoard, Request, Side
+from ...formats.notation import format_fibs_move
+from ...players.base import Context, TakeDecision
+from ...util import safe_name
+from ..invitations import Invitation, judge
+from ..accounts import ServerAccountConfig
+from ..server import LoginFailed, ServerAccount, ServerClient
+from . import clip
+from .mirror import FIBS_RULES, MatchMirror
 
-__all__ = ["FibsAccount", "FibsClient", "LoginFailed", "MatchMirror", "fibs_words",
-           "parse_invite", "resolve_password"]
+__all__ = ["FibsAccount", "FibsClient", "parse_invite"]
 
 log = logging.getLogger("bgbot.fibs")
 
@@ -51,38 +48,27 @@ WANTED_TOGGLES = {
 }
 """The settings a bot needs (§1.5). ``toggle`` flips, so only the ones that differ are sent."""
 
-Listener = Callable[[dict[str, Any]], None]
 _GAME_COMMANDS = frozenset({"roll", "move", "double", "accept", "reject", "redouble", "resign",
                             "join"})
-_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
 @dataclass(frozen=True)
-class FibsAccount:
+class FibsAccount(ServerAccount):
     """One account on one CLIP server, and how to play with it.
 
     ``invite`` lists (opponent, length) pairs the bot invites whenever it is free and they are
     online and ready (length None = unlimited).  ``greeting``/``farewell``/``decline_message``
     are ``tell``-ed to the opponent with ``{opponent}`` (and ``{reason}``) filled in; empty =
-    say nothing.  Times are seconds.  ``logs_dir`` None writes no files; ``state_path`` None
-    keeps the invitation state in memory only.
+    say nothing.  Times are seconds.
     """
 
-    user: str
-    password: str = field(repr=False)
+    KIND: ClassVar[str] = "fibs"
+
     host: str = "fibs.com"
     port: int = 4321
-    agent: str = "heuristic"
-    name: str = ""
-    """Frontend name for the daemon (default ``fibs-<user>``)."""
     client_name: str = "bgbot"
-    policy: InvitationPolicy = InvitationPolicy()
     invite: tuple[tuple[str, int | None], ...] = ()
-    greeting: str = ""
-    farewell: str = ""
     decline_message: str = ""
-    logs_dir: Path | None = None
-    state_path: Path | None = None
     keepalive: float = 120.0
     retry_after: float = 10.0
     """Silence (while we are expected to act, or an action is unanswered) before asking for
@@ -93,34 +79,10 @@ class FibsAccount:
     """Wait this long after an invitation for its WARNING line before answering."""
     flush_after: float = 0.5
     """Hand out an unterminated line after this much silence."""
-    connect_timeout: float = 30.0
     backoff_base: float = 2.0
-    backoff_cap: float = 300.0
-    seed: int = 0
 
-    @property
-    def frontend_name(self) -> str:
-        return self.name or f"fibs-{self.user}"
-
-
-def resolve_password(configured: str | None = None, *, env_var: str = "BGBOT_FIBS_PASSWORD",
-                     credential: str = "fibs-password",
-                     environ: dict[str, str] | None = None) -> str | None:
-    """The password from, in order: the configuration, ``$env_var``, or the systemd credential
-    ``credential`` (``$CREDENTIALS_DIRECTORY/<credential>``, from ``LoadCredential=``)."""
-    env = dict(os.environ) if environ is None else environ
-    if configured:
-        return configured
-    if env.get(env_var):
-        return env[env_var]
-    directory = env.get("CREDENTIALS_DIRECTORY")
-    if directory:
-        path = Path(directory) / credential
-        try:
-            return path.read_text(encoding="utf-8").strip() or None
-        except OSError:
-            return None
-    return None
+    def events_log_name(self) -> str:
+        return f"{safe_name(self.user)}-events.jsonl"
 
 
 def parse_invite(item: object, field_name: str = "invite") -> tuple[str, int | None]:
@@ -142,10 +104,6 @@ def parse_invite(item: object, field_name: str = "invite") -> tuple[str, int | N
     return name, length
 
 
-class LoginFailed(Exception):
-    """The server answered our login line with another ``login:`` prompt."""
-
-
 # ======================================================================= the client
 
 
@@ -165,102 +123,38 @@ def _is_bot(name: str, who: clip.WhoInfo | None) -> bool | None:
     return False if who is not None else None
 
 
-class FibsClient:
-    """Keeps ``account`` logged in and playing until `stop` (see the module docstring)."""
+class FibsClient(ServerClient):
+    """Keeps a `FibsAccount` logged in and playing until `stop` (see the module docstring)."""
 
-    def __init__(self, account: FibsAccount, *, agent: Agent | None = None,
-                 listener: Listener | None = None, clock: Callable[[], float] = time.time,
-                 rng: random.Random | None = None) -> None:
-        self.account = account
-        self.agent = agent
-        self.listener = listener
-        self.clock = clock
-        self.backoff = Backoff(account.backoff_base, max(account.backoff_cap, account.backoff_base),
-                               rng=rng or random.Random(account.seed))
-        self.state = PolicyState(account.state_path)
-        self.events_log = (JsonLinesLog(account.logs_dir / f"{_safe(account.user)}-events.jsonl")
-                           if account.logs_dir is not None else None)
-        self._stop = asyncio.Event()
-        self._writer: asyncio.StreamWriter | None = None
-        self._phase = "stopped"
-        self._connects = 0
-        self._connected_since: float | None = None
-        self._last_error: str | None = None
-        self._next_retry: float | None = None
-        self.matches_finished = 0
+    account: FibsAccount
+
+    def __init__(self, account: FibsAccount, **options: Any) -> None:
+        super().__init__(account, **options)
         # match state, kept across reconnects
         self.mirror: MatchMirror | None = None
         self.opponent: str | None = None
         self._saved: set[str] = set()
         self._reset_connection_state()
 
-    # ---------------------------------------------------------------- public
+    @classmethod
+    def account_from_config(cls, entry: ServerAccountConfig,
+                            common: dict[str, Any]) -> FibsAccount:
+        invites = tuple(parse_invite(item if ":" in item else f"{item}:{entry.match_length}",
+                                     "invite") for item in entry.invite)
+        return FibsAccount(**common, invite=invites, keepalive=entry.keepalive or 120.0)
 
-    async def run(self) -> None:
-        """Connect, play, reconnect after failures with backoff, until `stop`."""
-        own_agent = self.agent is None
-        if self.agent is None:
-            from ..deciders import create_agent
-            self.agent = create_agent(self.account.agent, seed=self.account.seed)
-        await self.agent.start()
-        try:
-            while not self._stop.is_set():
-                try:
-                    await self._session()
-                    self._last_error = None
-                except LoginFailed as exc:
-                    self._last_error = str(exc)
-                    self._emit("login_failed", reason=str(exc))
-                except (OSError, asyncio.TimeoutError, EOFError) as exc:
-                    self._last_error = f"{type(exc).__name__}: {exc}"
-                    self._emit("connection_error", reason=self._last_error)
-                finally:
-                    self._connected_since = None
-                    self._writer = None
-                if self._stop.is_set():
-                    break
-                delay = self.backoff.next_delay()
-                self._phase = "backoff"
-                self._next_retry = self.clock() + delay
-                log.info("%s: reconnecting in %.1f s", self.account.user, delay)
-                try:
-                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
-                except asyncio.TimeoutError:
-                    pass
-                self._next_retry = None
-        finally:
-            self._phase = "stopped"
-            if own_agent and self.agent is not None:
-                await self.agent.close()
-            if self.events_log is not None:
-                self.events_log.close()
+    async def _goodbye(self, writer: asyncio.StreamWriter) -> None:
+        """Log out: FIBS saves a match in progress."""
+        writer.write(b"bye\r\n")
+        await writer.drain()
 
-    async def stop(self) -> None:
-        """Log out (``bye``) and end `run`."""
-        self._stop.set()
-        writer = self._writer
-        if writer is not None:
-            try:
-                writer.write(b"bye\r\n")
-                await writer.drain()
-            except (OSError, RuntimeError):
-                pass
-            writer.close()
-
-    def status(self) -> dict[str, Any]:
-        """For the daemon's ``frontend_list``."""
+    def _status_details(self) -> dict[str, Any]:
         mirror = self.mirror
         return {
-            "name": self.account.frontend_name, "kind": "fibs", "host": self.account.host,
-            "port": self.account.port, "user": self.account.user, "state": self._phase,
-            "connected_since": self._connected_since, "connects": self._connects,
             "opponent": self.opponent,
             "match_length": mirror.length if mirror else None,
             "score": list(mirror.score) if mirror else None,
-            "matches_finished": self.matches_finished, "saved_matches": sorted(self._saved),
-            "last_error": self._last_error,
-            "next_retry_in": (max(0.0, self._next_retry - self.clock())
-                              if self._next_retry is not None else None),
+            "saved_matches": sorted(self._saved),
         }
 
     # ---------------------------------------------------------------- connection
@@ -297,21 +191,13 @@ class FibsClient:
         self._logged_in_at = 0.0
 
     async def _session(self) -> None:
-        account = self.account
-        self._phase = "connecting"
         self._reset_connection_state()
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(account.host, account.port), account.connect_timeout)
-        self._writer = writer
-        self._connects += 1
-        self._connected_since = self.clock()
-        self._emit("connect", host=account.host, port=account.port)
+        reader, writer = await self._connect()
         queue: asyncio.Queue[clip.Event | None] = asyncio.Queue()
         reader_task = asyncio.create_task(self._read(reader, queue))
         started = self.clock()
-        reason = "closed by server"
         try:
-            while not self._stop.is_set():
+            while not self.stopping.is_set():
                 try:
                     event = await asyncio.wait_for(queue.get(), timeout=0.1)
                 except asyncio.TimeoutError:
@@ -326,21 +212,12 @@ class FibsClient:
                 if not self._login_sent and self.clock() - started > 10:
                     self._send_login()
                 await self._timers()
-            else:
-                reason = "stopped"
         finally:
             reader_task.cancel()
-            try:
-                writer.close()
-            except RuntimeError:
-                pass
-            self._writer = None
-            self._phase = "disconnected"
-            self._emit("disconnect", reason=reason)
             if self.opponent is not None:
                 self._saved.add(self.opponent)  # the server saves an interrupted match
                 self.opponent = None
-            self.state.set_busy(False)
+            self.policy_state.set_busy(False)
 
     async def _read(self, reader: asyncio.StreamReader,
                     queue: asyncio.Queue[clip.Event | None]) -> None:
@@ -387,20 +264,10 @@ class FibsClient:
     def _send_login(self) -> None:
         account = self.account
         self._login_sent = True
-        self._send(f"login {account.client_name} {CLIP_VERSION} {account.user} {account.password}")
+        self._send(f"login {account.client_name} {CLIP_VERSION} {account.user} "
+                   f"{account.password or ''}")
 
     # ---------------------------------------------------------------- events
-
-    def _emit(self, event: str, **fields: Any) -> None:
-        record = {"t": round(self.clock(), 3), "event": event, "account": self.account.frontend_name,
-                  **fields}
-        if self.events_log is not None:
-            self.events_log.write(event, account=self.account.frontend_name, **fields)
-        if self.listener is not None:
-            try:
-                self.listener(record)
-            except Exception:  # a broken listener must not stop play
-                log.exception("%s: event listener failed", self.account.user)
 
     def _is_me(self, name: str) -> bool:
         return name == clip.YOU or name.lower() == self.account.user.lower()
@@ -408,7 +275,12 @@ class FibsClient:
     def _seat(self, name: str) -> int:
         return 0 if self._is_me(name) else 1
 
-    async def _handle(self, event: clip.Event) -> None:  # noqa: C901 - one dispatch table
+    async def _handle(self, event: clip.Event) -> None:
+        """React to one server event, then log the game actions the mirror recorded."""
+        await self._dispatch(event)
+        self._emit_actions(self.mirror)
+
+    async def _dispatch(self, event: clip.Event) -> None:  # noqa: C901 - one dispatch table
         now = self.clock()
         if isinstance(event, clip.LoginPrompt):
             if self._login_sent:
@@ -417,7 +289,7 @@ class FibsClient:
         elif isinstance(event, clip.Welcome):
             self._logged_in = True
             self._logged_in_at = now
-            self._phase = "logged_in"
+            self.phase = "logged_in"
             self.backoff.reset()
             self._emit("login", user=event.name)
         elif isinstance(event, clip.OwnInfo):
@@ -481,7 +353,6 @@ class FibsClient:
                     self._emit("game_start", opponent=self.opponent, game=self.mirror.games_seen,
                                score=list(self.mirror.score))
                 self.mirror.opening(mine, theirs)
-            self._emit("opening_roll", dice=[mine, theirs])
         elif isinstance(event, clip.Rolled):
             seat = self._seat(event.name)
             if seat == 0:
@@ -489,12 +360,10 @@ class FibsClient:
                 self._board_due = None
             if self.mirror is not None:
                 self.mirror.rolled(seat, event.dice)
-            self._emit("roll", seat=seat, dice=list(event.dice))
         elif isinstance(event, clip.Moved):
             if not self._is_me(event.name) and self.mirror is not None:
                 direction = -self._board.direction if self._board is not None else 1
                 self.mirror.moved(1, event.text, direction)
-            self._emit("move", seat=self._seat(event.name), text=event.text)
         elif isinstance(event, (clip.RollPrompt, clip.PleaseMove)):
             # A prompt is only a hint: if our board does not say the same, the board is stale.
             board = self._board
@@ -507,13 +376,11 @@ class FibsClient:
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.cant_move(seat)
-            self._emit("cant_move", seat=seat)
             self._board_due = now + min(1.0, self.account.retry_after)
         elif isinstance(event, clip.Doubled):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.doubled(seat)
-            self._emit("double", seat=seat)
             if seat == 1:
                 self._answered_double = False
                 await self._answer_double()
@@ -522,19 +389,16 @@ class FibsClient:
         elif isinstance(event, clip.DoubleAccepted):
             if self.mirror is not None:
                 self.mirror.taken()
-            self._emit("take", seat=self._seat(event.name), cube=event.cube)
             self._board_due = now + min(1.0, self.account.retry_after)
         elif isinstance(event, clip.DoubleRejected):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.dropped()
-            self._emit("drop", seat=seat, points=event.points)
             self._game_over(1 - seat, event.points, "drop")
         elif isinstance(event, clip.ResignOffered):
             seat = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.resigned(seat, event.points)
-            self._emit("resign", seat=seat, points=event.points)
             if seat == 1:
                 await self._answer_resignation(event.points)
         elif isinstance(event, clip.ResignAccepted):
@@ -542,7 +406,6 @@ class FibsClient:
             accepter = self._seat(event.name)
             if self.mirror is not None:
                 self.mirror.resignation_answered(True)
-            self._emit("resign_answer", seat=accepter, accepted=True)
             self._game_over(accepter, event.points, "resign")
         elif isinstance(event, clip.ResignRejected):
             self._resign_pending = False
@@ -551,7 +414,6 @@ class FibsClient:
                 self.mirror.resignation_answered(False)
             if rejecter == 1:
                 self._declined_resign = max(self._declined_resign, self._resign_sent)
-            self._emit("resign_answer", seat=rejecter, accepted=False)
             self._acted_key = None
             if rejecter == 1:
                 await self._act()  # our turn goes on; FIBS sends no new board here
@@ -590,7 +452,7 @@ class FibsClient:
         if self._after_login_done or not self._logged_in:
             return
         self._after_login_done = True
-        self._phase = "idle"
+        self.phase = "idle"
         if self.opponent is not None:
             self._saved.add(self.opponent)
         for name in sorted(self._saved):
@@ -598,7 +460,7 @@ class FibsClient:
 
     def _maybe_resume_with(self, name: str) -> None:
         """Invite a returning opponent to resume our saved match with them."""
-        if not self._after_login_done or self.state.busy:
+        if not self._after_login_done or self.policy_state.busy:
             return
         key = name.lower()
         if key not in {s.lower() for s in self._saved} or key not in self._online:
@@ -624,7 +486,7 @@ class FibsClient:
         self._pending_inv.pop(inv.name.lower(), None)
         invitation = Invitation(inv.name, inv.length, who.rating if who else None,
                                 who.experience if who else None, _is_bot(inv.name, who), inv.resume)
-        verdict = judge(policy, invitation, self.state, self.clock())
+        verdict = judge(policy, invitation, self.policy_state, self.clock())
         self._emit("invitation", opponent=inv.name, length=inv.length, resume=inv.resume,
                    accept=verdict.accept, reason=verdict.reason, warned=pending.warned)
         if not verdict.accept:
@@ -640,12 +502,12 @@ class FibsClient:
             self._invited_at.pop(inv.name.lower(), None)
             self._maybe_resume_with(inv.name)
             return
-        self.state.set_busy(True)
+        self.policy_state.set_busy(True)
         self._joining_until = self.clock() + max(10.0, 2 * self.account.retry_after)
         self._send(f"join {inv.name}")
 
     def _invite_configured(self) -> None:
-        if self.state.busy or not self._after_login_done:
+        if self.policy_state.busy or not self._after_login_done:
             return
         now = self.clock()
         saved = {name.lower() for name in self._saved}
@@ -660,7 +522,7 @@ class FibsClient:
                 continue
             if now - self._invited_at.get(key, -1e9) < max(60.0, 6 * self.account.retry_after):
                 continue
-            last = self.state.last_match_end(name)
+            last = self.policy_state.last_match_end(name)
             if last is not None and now - last < self.account.policy.cooldown_seconds:
                 continue
             self._invited_at[key] = now
@@ -671,20 +533,16 @@ class FibsClient:
     # ---------------------------------------------------------------- match
 
     def _mat_path(self, opponent: str, length: int, resumed: bool) -> Path | None:
-        if self.account.logs_dir is None:
-            return None
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         kind = f"{length}pt" if length else "money"
         suffix = "-resumed" if resumed else ""
-        return self.account.logs_dir / (f"{stamp}-{_safe(self.account.user)}-vs-{_safe(opponent)}"
-                                        f"-{kind}{suffix}.mat")
+        return self.mat_path(f"{self.versus(self.account.user, opponent)}-{kind}{suffix}")
 
     def _start_match(self, opponent: str, length: int | None, *, resumed: bool) -> None:
-        self.state.set_busy(True)
+        self.policy_state.set_busy(True)
         self._joining_until = None
         self._saved = {s for s in self._saved if s.lower() != opponent.lower()}
         self.opponent = opponent
-        self._phase = "playing"
+        self.phase = "playing"
         self._acted_key = None
         self._answered_double = False
         same = self.mirror is not None and self.mirror.opponent.lower() == opponent.lower()
@@ -725,6 +583,7 @@ class FibsClient:
             return  # already closed by an earlier line of the same ending
         game_no = mirror.games_seen
         recorded = mirror.game_over(winner, points)
+        self._emit_actions(mirror)  # the game's last actions (our winning move) before its end
         self._emit("game_end", opponent=self.opponent, game=game_no, winner=winner, points=points,
                    ending=ending, score=list(mirror.score), recorded=recorded)
         if not recorded:
@@ -756,14 +615,14 @@ class FibsClient:
                    games_recorded=len(mirror.record.games) if mirror else 0,
                    games_lost=mirror.games_lost if mirror else 0)
         if opponent:
-            self.state.record_match_end(opponent, self.clock())
+            self.policy_state.record_match_end(opponent, self.clock())
             if self.account.farewell:
                 self._send(f"tell {opponent} " + self.account.farewell.format(opponent=opponent))
         self.matches_finished += 1
         self.mirror = None
         self.opponent = None
-        self.state.set_busy(False)
-        self._phase = "idle"
+        self.policy_state.set_busy(False)
+        self.phase = "idle"
         self._board = None
         self._join_due = None
 
@@ -772,8 +631,8 @@ class FibsClient:
         self._emit("match_saved", opponent=opponent, how=event.how)
         if opponent and opponent != clip.YOU:
             self._saved.add(opponent)
-        self.state.set_busy(False)
-        self._phase = "idle"
+        self.policy_state.set_busy(False)
+        self.phase = "idle"
         self._board = None
         self._board_due = self._roll_due = self._join_due = None
 
@@ -787,7 +646,7 @@ class FibsClient:
                 "refusing" in lowered or "didn't invite" in lowered or "join who" in lowered
                 or "already playing" in lowered or "corrupt" in lowered):
             self._joining_until = None
-            self.state.set_busy(self.opponent is not None)
+            self.policy_state.set_busy(self.opponent is not None)
             self._emit("join_failed", reason=text)
             return
         if "unknown command" in lowered:
@@ -946,7 +805,7 @@ class FibsClient:
         if self._joining_until is not None and now > self._joining_until:
             self._joining_until = None
             if self.opponent is None:
-                self.state.set_busy(False)
+                self.policy_state.set_busy(False)
         if self._roll_due is not None and now >= self._roll_due:
             self._roll_due = None
             board = self._board
@@ -969,6 +828,3 @@ class FibsClient:
             self._after_login()
         self._invite_configured()
 
-
-def _safe(name: str) -> str:
-    return _UNSAFE.sub("_", name).strip("_") or "player"

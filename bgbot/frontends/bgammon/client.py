@@ -30,116 +30,81 @@ event all make the bot ask for the ``board`` again.
 Each match is mirrored in a core `Game` (from the boards and the ``win`` events) and written
 as a ``.mat`` file (bgbot.formats.mat, atomically at every game end); every event goes to a
 JSON-lines log and to the optional ``on_event`` callback. The connection writes a ``pong``
-at least every ``keepalive_seconds`` (the server drops a client silent for 40 s), treats
-``read_timeout`` seconds of silence as a dead link, and reconnects with jittered exponential
-backoff.
+at least every ``keepalive_seconds`` (the server drops a client silent for 40 s) and treats
+``read_timeout`` seconds of silence as a dead link; `BgammonClient` is the bgammon dialect of
+`bgbot.frontends.server.ServerClient`, which reconnects with jittered exponential backoff and
+owns the agent, the event log and the status.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as _dt
 import logging
-import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, ClassVar
 
-from .. import __version__
-from ..agents.base import Agent
-from ..core.context import Context, CubeOwner
-from ..core.errors import FormatError, IllegalAction
-from ..core.position import Play, Position
-from ..core.rules import Rules
-from ..players.base import TakeDecision
-from . import bgammon_protocol as bp
-from .backoff import Backoff
-from .bgammon_mirror import MatchRun
-from .gnubg_log import JsonLinesLog
-from .invitations import Invitation, InvitationPolicy, PolicyState, judge
+from ... import __version__
+from ...core.context import Context, CubeOwner
+from ...core.errors import FormatError, IllegalAction
+from ...core.position import Play, Position
+from ...core.rules import Rules
+from ...players.base import TakeDecision
+from ..invitations import Invitation, judge
+from ..accounts import ServerAccountConfig
+from ..server import ConnectionLost, ServerAccount, ServerClient
+from . import protocol as bp
+from .mirror import MatchRun
 
-__all__ = ["BgammonAccount", "BgammonClient", "EventCallback", "resolve_password"]
+__all__ = ["BgammonAccount", "BgammonClient"]
 
 log = logging.getLogger(__name__)
 
-EventCallback = Callable[[dict[str, Any]], None]
 _FATAL = ("No account was found", "Invalid username", "You are banned", "only registered users")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 _BOT_TABLE = re.compile(r"^BOT_[A-Za-z0-9_]+'s? match$")
 """The server's default name for a table a bot created; the only tables a bot tries to join."""
 
 
-def resolve_password(configured: str | None, user: str,
-                     env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
-    """The account password and where it came from, never the password in the second value.
-
-    Order: ``BGBOT_BGAMMON_PASSWORD_<USER>`` (user upper-cased), ``BGBOT_BGAMMON_PASSWORD``,
-    the configured value, then the systemd credentials ``bgammon-<user>`` and ``bgammon`` in
-    ``$CREDENTIALS_DIRECTORY``. None (a guest login) when none is set.
-    """
-    environ = os.environ if env is None else env
-    for name in (f"BGBOT_BGAMMON_PASSWORD_{user.upper()}", "BGBOT_BGAMMON_PASSWORD"):
-        if environ.get(name):
-            return environ[name], f"environment {name}"
-    if configured:
-        return configured, "config"
-    creds = environ.get("CREDENTIALS_DIRECTORY", "").split(":")[0]
-    if creds:
-        for name in (f"bgammon-{user}", "bgammon"):
-            path = Path(creds) / name
-            if path.is_file():
-                text = path.read_text(encoding="utf-8").strip()
-                if text:
-                    return text, f"credential {name}"
-    return None, "none (guest login)"
-
-
 @dataclass(frozen=True)
-class BgammonAccount:
+class BgammonAccount(ServerAccount):
     """One bot account on a bgammon server (``[[bgammon.accounts]]`` in bgbot.toml).
 
-    ``user`` is the login name (``bot_NAME``); ``password`` (hidden from ``repr``) is the
-    configured one, `resolve_password` picks the one used. ``agent`` is an agent spec;
-    ``match_length`` / ``match_name`` describe the tables the bot opens; ``policy`` judges who
-    sits down. ``greeting`` / ``farewell`` are said at match start / end (``{opponent}`` is
-    replaced; empty = silent); ``explain_declines`` says the reason before leaving a declined
-    table. ``logs_dir`` gets the .mat files and ``bgammon-USER.jsonl``; ``state_path`` keeps the
+    ``user`` is the login name (``bot_NAME``); ``password`` (hidden from ``repr``) is the one
+    to log in with (None: a guest login). ``agent`` is an agent spec; ``match_length`` /
+    ``match_name`` describe the tables the bot opens; ``policy`` judges who sits down.
+    ``greeting`` / ``farewell`` are said at match start / end (``{opponent}`` is replaced;
+    empty = silent); ``explain_declines`` says the reason before leaving a declined table.
+    ``logs_dir`` gets the .mat files and ``bgammon-USER.jsonl``; ``state_path`` keeps the
     policy's per-opponent match ends (None: memory only). Timers, in seconds:
     ``keepalive_seconds`` (write at least this often; < 40), ``read_timeout`` (silence that
-    means a dead link), ``settle_seconds`` (after login, wait for the server to rejoin a match
-    before opening a table), ``stall_seconds`` (no board after a command: ask again),
-    ``recreate_delay`` (before a new table), ``abandon_after`` (leave when the opponent stays
-    away; the server then scores the forfeit), ``backoff_base`` / ``backoff_cap`` (reconnects).
+    means a dead link; also the connect timeout), ``settle_seconds`` (after login, wait for the
+    server to rejoin a match before opening a table), ``stall_seconds`` (no board after a
+    command: ask again), ``recreate_delay`` (before a new table), ``abandon_after`` (leave when
+    the opponent stays away; the server then scores the forfeit), ``backoff_base`` /
+    ``backoff_cap`` (reconnects).
     """
 
-    user: str
+    KIND: ClassVar[str] = "bgammon"
+
     host: str = "bgammon.org"
     port: int = 1337
-    password: str | None = field(default=None, repr=False)
-    agent: str = "heuristic"
     match_length: int = 5
     match_name: str = ""
-    policy: InvitationPolicy = field(default_factory=InvitationPolicy)
-    greeting: str = ""
-    farewell: str = ""
     explain_declines: bool = True
     join_bot_matches: bool = False
     take_when_drop_costs_more: bool = True
-    logs_dir: Path = Path("logs/bgammon")
-    state_path: Path | None = None
+    logs_dir: Path | None = Path("logs/bgammon")
+    connect_timeout: float = 75.0
     keepalive_seconds: float = 25.0
     read_timeout: float = 75.0
     settle_seconds: float = 1.0
     stall_seconds: float = 10.0
     recreate_delay: float = 2.0
     abandon_after: float = 600.0
-    backoff_base: float = 1.0
-    backoff_cap: float = 300.0
     client_name: str = f"bgbot-{__version__}/en"
-    seed: int = 0
 
     def __post_init__(self) -> None:
         bp.check_bot_name(self.user)
@@ -165,96 +130,31 @@ class BgammonAccount:
         return bp.display_name(self.user, guest=False)
 
 
-@dataclass
-class _Status:
-    state: str = "idle"
-    name: str = ""
-    connects: int = 0
-    matches_started: int = 0
-    matches_finished: int = 0
-    declined: int = 0
-    errors: int = 0
-    last_error: str = ""
-    reconnect_in: float | None = None
-
-
-class _Lost(Exception):
-    """The connection is gone (EOF, silence past ``read_timeout``, or the server terminated it)."""
-
-
-class BgammonClient:
+class BgammonClient(ServerClient):
     """Runs one `BgammonAccount` until `stop`: connect, log in, host, play, reconnect."""
 
-    def __init__(self, account: BgammonAccount, *, agent: Agent | None = None,
-                 policy_state: PolicyState | None = None, on_event: EventCallback | None = None,
-                 backoff: Backoff | None = None, env: Mapping[str, str] | None = None) -> None:
-        self.account = account
-        self._agent = agent
-        self._own_agent = agent is None
-        self.policy_state = policy_state if policy_state is not None else PolicyState(account.state_path)
-        self.on_event = on_event
-        self.backoff = backoff or Backoff(account.backoff_base, account.backoff_cap)
-        self._password, self.password_source = resolve_password(account.password, account.user, env)
-        self._stopping = asyncio.Event()
-        self._status = _Status()
-        self._log: JsonLinesLog | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._fatal: str | None = None
+    account: BgammonAccount
+
+    def __init__(self, account: BgammonAccount, **options: Any) -> None:
+        super().__init__(account, **options)
+        self.display_name = ""
+        self.matches_started = 0
+        self.declined = 0
+        self.errors = 0
         self.match: MatchRun | None = None
         self._reset_session()
 
-    # ------------------------------------------------------------------ public API
+    @classmethod
+    def account_from_config(cls, entry: ServerAccountConfig,
+                            common: dict[str, Any]) -> BgammonAccount:
+        return BgammonAccount(**common, match_length=entry.match_length,
+                              keepalive_seconds=entry.keepalive or 25.0)
 
-    async def run(self) -> None:
-        """Connect and play until `stop` (or a fatal login error); reconnects with backoff."""
-        self.account.logs_dir.mkdir(parents=True, exist_ok=True)
-        self._log = JsonLinesLog(self.account.logs_dir / f"bgammon-{_UNSAFE.sub('_', self.account.user)}.jsonl")
-        if self._agent is None:
-            from ..deciders import create_agent
-
-            self._agent = create_agent(self.account.agent, seed=self.account.seed)
-        await self._agent.start()
-        try:
-            while not self._stopping.is_set() and self._fatal is None:
-                try:
-                    await self._session()
-                except (OSError, EOFError, TimeoutError, _Lost) as exc:
-                    reason = "stopped" if self._stopping.is_set() else (str(exc) or type(exc).__name__)
-                    self._emit("disconnect", reason=reason)
-                    self._status.last_error = reason
-                if self._stopping.is_set() or self._fatal is not None:
-                    break
-                delay = self.backoff.next_delay()
-                self._status.state, self._status.reconnect_in = "backoff", round(delay, 3)
-                self._emit("reconnect_wait", seconds=round(delay, 3))
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(delay):
-                        await self._stopping.wait()
-        finally:
-            self._status.state = "failed" if self._fatal else "stopped"
-            if self._fatal:
-                self._emit("fatal", reason=self._fatal)
-            if self._own_agent:
-                await self._agent.close()
-            self._log.close()
-
-    async def stop(self) -> None:
-        """Stop: close the connection (the server keeps a running match for our return)."""
-        self._stopping.set()
-        if self._writer is not None:
-            self._writer.close()
-
-    def status(self) -> dict[str, Any]:
-        """A snapshot for the daemon's status reply (no secrets)."""
-        st = self._status
+    def _status_details(self) -> dict[str, Any]:
         s = self.state
         out: dict[str, Any] = {
-            "frontend": "bgammon", "user": self.account.user, "name": st.name,
-            "server": f"{self.account.host}:{self.account.port}", "state": st.state,
-            "password": self.password_source, "agent": self.account.agent,
-            "connects": st.connects, "matches_started": st.matches_started,
-            "matches_finished": st.matches_finished, "declined": st.declined,
-            "errors": st.errors, "last_error": st.last_error, "reconnect_in": st.reconnect_in,
+            "display_name": self.display_name, "matches_started": self.matches_started,
+            "declined": self.declined, "errors": self.errors,
             "opponent": self.match.opponent if self.match else None,
         }
         if self.match is not None and s is not None:
@@ -262,6 +162,9 @@ class BgammonClient:
             out["length"] = s.length
             out["mat"] = str(self.match.path)
         return out
+
+    def _event_context(self) -> dict[str, Any]:
+        return {"match": self.match.game_id} if self.match is not None else {}
 
     # ------------------------------------------------------------------ session
 
@@ -288,17 +191,12 @@ class BgammonClient:
     async def _session(self) -> None:
         acc = self.account
         self._reset_session()
-        self._status.state, self._status.reconnect_in = "connecting", None
-        async with asyncio.timeout(acc.read_timeout):
-            reader, writer = await asyncio.open_connection(acc.host, acc.port, limit=1 << 20)
-        self._writer = writer
-        self._status.connects += 1
-        self._emit("connect", host=acc.host, port=acc.port, password=self.password_source)
+        reader, writer = await self._connect(limit=1 << 20)
         try:
-            await self._send(bp.login_command(acc.client_name, acc.user, self._password),
+            await self._send(bp.login_command(acc.client_name, acc.user, acc.password),
                              shown=f"loginjson {acc.client_name} {acc.user}"
-                                   + (" <password>" if self._password else ""))
-            while not self._stopping.is_set():
+                                   + (" <password>" if acc.password else ""))
+            while not self.stopping.is_set():
                 try:
                     # asyncio.timeout, not wait_for: wait_for can swallow a cancellation that
                     # arrives as a line does (Python 3.11), and then the task never ends.
@@ -308,12 +206,12 @@ class BgammonClient:
                     await self._tick()
                     continue
                 except ValueError as exc:  # a line over the 1 MiB limit: the stream is lost
-                    raise _Lost(f"unreadable line from the server: {exc}") from None
+                    raise ConnectionLost(f"unreadable line from the server: {exc}") from None
                 if not raw:
-                    raise _Lost("connection closed by the server")
+                    raise ConnectionLost("connection closed by the server")
                 self._last_read = time.monotonic()
                 await self._on_line(raw.decode("utf-8", "replace"))
-                if self._fatal is not None:
+                if self.fatal is not None:
                     return
                 await self._tick()
         finally:
@@ -324,7 +222,7 @@ class BgammonClient:
 
     async def _send(self, command: str, *, shown: str | None = None) -> None:
         if self._writer is None:
-            raise _Lost("not connected")
+            raise ConnectionLost("not connected")
         self._writer.write((command + "\n").encode("utf-8"))
         await self._writer.drain()
         self._last_write = time.monotonic()
@@ -335,7 +233,7 @@ class BgammonClient:
         """Timers: keep-alive, dead-link detection, hosting, stalls, abandoned matches."""
         acc, now = self.account, time.monotonic()
         if now - self._last_read > acc.read_timeout:
-            raise _Lost(f"nothing from the server for {acc.read_timeout:g} s")
+            raise ConnectionLost(f"nothing from the server for {acc.read_timeout:g} s")
         if now - self._last_write >= acc.keepalive_seconds:
             await self._send("pong bgbot")
         if self._host_at is not None and now >= self._host_at and not self._in_match:
@@ -358,7 +256,7 @@ class BgammonClient:
             # Logged in again and not put back into the match: it ended (or was given up)
             # while we were away; the server does not say how.
             self._end_match("ended_while_away")
-        self._status.state = "hosting"
+        self.phase = "hosting"
         if self.account.join_bot_matches and look:
             self._awaiting_list = True
             await self._send("list")
@@ -373,8 +271,8 @@ class BgammonClient:
         try:
             event = bp.parse_event(line)
         except FormatError as exc:
-            self._status.errors += 1
-            self._status.last_error = str(exc)
+            self.errors += 1
+            self.last_error = str(exc)
             self._emit("malformed", reason=str(exc), line=line.strip()[:300])
             if self._in_match:
                 self._acted_serial = -1
@@ -382,13 +280,13 @@ class BgammonClient:
             return
         try:
             await self._dispatch(event)
-        except (_Lost, OSError):
+        except (ConnectionLost, OSError):
             raise
         except Exception as exc:  # a bug or an agent failure must not end the account's run
             log.exception("bgammon %s: handling %s failed", self.account.user, type(event).__name__)
-            self._status.errors += 1
-            self._status.last_error = f"{type(exc).__name__}: {exc}"
-            self._emit("internal_error", reason=self._status.last_error, event_type=type(event).__name__)
+            self.errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            self._emit("internal_error", reason=self.last_error, event_type=type(event).__name__)
             if self._in_match:
                 self._acted_serial = -1
                 await self._send("board")
@@ -397,8 +295,8 @@ class BgammonClient:
         if isinstance(event, bp.BoardState):
             await self._on_board(event)
         elif isinstance(event, bp.Welcome):
-            self._name = self._status.name = event.player_name
-            self._status.state = "logged_in"
+            self._name = self.display_name = event.player_name
+            self.phase = "logged_in"
             self.backoff.reset()
             self._emit("login", name=event.player_name)
             self._host_at = time.monotonic() + self.account.settle_seconds
@@ -407,9 +305,9 @@ class BgammonClient:
         elif isinstance(event, bp.Notice):
             self._emit("notice", message=event.message)
             if event.message.startswith("Connection terminated"):
-                self._status.last_error = event.message
+                self.last_error = event.message
                 if any(f in event.message for f in _FATAL):
-                    self._fatal = event.message
+                    self.fatal = event.message
         elif isinstance(event, bp.Say):
             self._emit("say", player=event.player, message=event.message)
         elif isinstance(event, bp.ListEvent):
@@ -462,7 +360,7 @@ class BgammonClient:
         if event.player == self._name:
             self._awaiting_join = False
             self._in_match, self._game_id = True, event.game_id
-            self._status.state = "waiting"
+            self.phase = "waiting"
             self._emit("table", game_id=event.game_id)
         else:
             self._opponent_left_at = None
@@ -488,7 +386,7 @@ class BgammonClient:
             try:
                 self._record(self.match.on_win(event.player == self._name, event.points, event.resigned))
             except (IllegalAction, FormatError) as exc:
-                self._status.errors += 1
+                self.errors += 1
                 self._emit("mirror_error", reason=str(exc))
                 self.match.lost = True
                 self._record(self.match.on_win(event.player == self._name, event.points, event.resigned))
@@ -506,7 +404,7 @@ class BgammonClient:
             try:
                 self._record(self.match.observe(s))
             except (IllegalAction, FormatError) as exc:
-                self._status.errors += 1
+                self.errors += 1
                 self._emit("mirror_error", reason=str(exc))
                 self.match.lost = True  # followed again from the next game on
             if s.winner and (s.me.points >= s.length or s.opponent.points >= s.length) and not self.match.over:
@@ -526,7 +424,7 @@ class BgammonClient:
         self._emit("invitation", opponent=name, length=s.length, rating=invitation.rating,
                    resume=resume, accept=verdict.accept, reason=verdict.reason)
         if not verdict.accept:
-            self._status.declined += 1
+            self.declined += 1
             if self.account.explain_declines:
                 await self._send(f"say Sorry, {verdict.reason}")
             await self._send("leave")
@@ -535,14 +433,13 @@ class BgammonClient:
         self._accepted = name
         self._opponent_left_at = None
         self.policy_state.set_busy(True)
-        self._status.state = "playing"
+        self.phase = "playing"
         if not known:
-            stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-            who = "-vs-".join(_UNSAFE.sub("_", n).strip("_") or "player" for n in (self._name, name))
-            path = self.account.logs_dir / f"{stamp}-bgammon-{who}-{s.length}pt-{self._game_id}.mat"
+            path = self.mat_path(f"bgammon-{self.versus(self._name, name)}-{s.length}pt-"
+                                 f"{self._game_id}")
             self.match = MatchRun(self._name, name, s.length, self._game_id, path,
                                    site=f"bgammon {self.account.host}")
-            self._status.matches_started += 1
+            self.matches_started += 1
             self._emit("match_start", opponent=name, length=s.length, game_id=self._game_id,
                        mat=str(path), resumed=resume)
             if self.account.greeting:
@@ -572,28 +469,15 @@ class BgammonClient:
         self.policy_state.record_match_end(match.opponent, time.time())
         self.policy_state.set_busy(False)
         if how == "finished":
-            self._status.matches_finished += 1
+            self.matches_finished += 1
         self._emit("match_end", how=how, opponent=match.opponent, mat=str(match.path), **info)
         self.match = None
         self._accepted = None
-        self._status.state = "logged_in"
+        self.phase = "logged_in"
 
     def _record(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         for name, info in events:
             self._emit(name, **info)
-
-    def _emit(self, event: str, **fields: Any) -> None:
-        record = {"t": round(time.time(), 3), "event": event, "account": self.account.user, **fields}
-        if self.match is not None and "match" not in record:
-            record["match"] = self.match.game_id
-        if self._log is not None:
-            self._log.write(event, **{k: v for k, v in record.items() if k not in ("t", "event")})
-        log.debug("bgammon %s: %s %s", self.account.user, event, fields)
-        if self.on_event is not None:
-            try:
-                self.on_event(record)
-            except Exception:  # a faulty subscriber must not stop play
-                log.exception("bgammon event callback failed")
 
     # ------------------------------------------------------------------ decisions
 
@@ -611,7 +495,7 @@ class BgammonClient:
         try:
             command = await self._decide(s)
         except (IllegalAction, FormatError) as exc:
-            self._status.errors += 1
+            self.errors += 1
             self._emit("decision_error", reason=str(exc))
             return
         if command is not None:
@@ -619,14 +503,14 @@ class BgammonClient:
             await self._send(command)
 
     async def _decide(self, s: bp.BoardState) -> str | None:
-        assert self._agent is not None
+        assert self.agent is not None
         if s.turn == 0:
             return "roll" if s.may_roll_opening() else None
         pos, ctx = s.position(), self._context(s)
         if s.double_offered:
             if s.turn != 2:
                 return None
-            decision = await self._agent.take_decision(pos.swapped(), ctx)
+            decision = await self.agent.take_decision(pos.swapped(), ctx)
             take = decision in (TakeDecision.TAKE, TakeDecision.BEAVER)
             cost = bp.resign_points(pos)
             if not take and self.account.take_when_drop_costs_more and cost > 1:
@@ -640,11 +524,11 @@ class BgammonClient:
             return None
         dice = s.dice
         if dice is None:
-            offer = await self._agent.offer_resignation(pos, ctx)
+            offer = await self.agent.offer_resignation(pos, ctx)
             if offer and offer >= bp.resign_points(pos):
                 self._emit("decision", action="resign", value=offer, position_id=pos.position_id())
                 return "resign"
-            if s.may_double() and ctx.may_double() and await self._agent.should_double(pos, ctx):
+            if s.may_double() and ctx.may_double() and await self.agent.should_double(pos, ctx):
                 self._emit("decision", action="double", cube=s.cube_value * 2,
                            position_id=pos.position_id())
                 return "double"
@@ -659,7 +543,7 @@ class BgammonClient:
             return "ok"
         key = (pos, dice)
         tried = self._refused.get(key, set())
-        play = await self._agent.choose_play(pos, dice, ctx)
+        play = await self.agent.choose_play(pos, dice, ctx)
         legal = {after: p for p, after in results}
         try:
             after: Position | None = pos.apply(play)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from .frontends.fibs import FibsAccount
+    from ..frontends.fibs.client import FibsAccount
 
 _EPILOG = """\
 examples:
@@ -17,8 +16,9 @@ examples:
   bgbot fibs --config ~/.config/bgbot/bgbot.toml          every [[fibs.accounts]] entry
   bgbot fibs --config bgbot.toml --user MyBot             one of them
 
-The password comes from --config, then $BGBOT_FIBS_PASSWORD, then the systemd credential
-fibs-password ($CREDENTIALS_DIRECTORY); it is never logged. Accounts are created on FIBS with
+The password comes from $BGBOT_FIBS_PASSWORD_<USER>, then $BGBOT_FIBS_PASSWORD, then the
+account's password_file (--config), then the systemd credentials fibs-<user>, fibs-password,
+fibs ($CREDENTIALS_DIRECTORY); it is never logged. Accounts are created on FIBS with
 its telnet guest login first. Every match is written as a .mat file (and every event as JSON
 lines) under --logs; the invitation state (cool-downs) survives restarts in --state.
 Stop with Ctrl-C or SIGTERM: the bot logs out and FIBS saves a match in progress, which the
@@ -76,38 +76,23 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     from pathlib import Path
 
-    from .core.errors import FormatError
-    from .daemon.paths import default_paths
-    from .frontends.fibs import FibsAccount, parse_invite, resolve_password
-    from .frontends.invitations import InvitationPolicy
+    from ..util import resolve_secret
+    from ..core.errors import FormatError
+    from ..daemon.paths import default_paths
+    from ..frontends.fibs.client import FibsAccount, parse_invite
+    from ..frontends.invitations import InvitationPolicy
+    from ..frontends.kinds import with_overrides
+    from ._servers import configured_accounts
 
-    paths = default_paths()
     if args.config:
-        from dataclasses import replace
-
-        from .daemon.accounts import fibs_account
-        from .daemon.config import account_frontend_name, load_config
-
-        config = load_config(args.config)
-        entries = list(config.fibs.accounts)
-        if not entries:
-            raise FormatError("fibs.accounts", None, f"{args.config} has no [[fibs.accounts]]")
-        if args.user:
-            entries = [e for e in entries if e.user.lower() == args.user.lower()]
-            if not entries:
-                raise FormatError("--user", args.user, f"not in {args.config}")
-        accounts = []
-        for entry in entries:
-            name = account_frontend_name("fibs", entry)
-            logs = Path(args.logs) if args.logs else config.logs_dir / "fibs" / name
-            state = Path(args.state) if args.state else config.state_dir / f"{name}.policy.json"
-            accounts.append(fibs_account(entry, logs_dir=logs, state_path=state))
-        overrides = {k: v for k, v in (("host", args.host), ("port", args.port),
-                                       ("agent", args.agent)) if v is not None}
-        return [replace(a, **overrides) for a in accounts]
+        accounts = configured_accounts("fibs", args.config, user=args.user,
+                                       logs=Path(args.logs) if args.logs else None,
+                                       state=Path(args.state) if args.state else None)
+        return [cast(FibsAccount, with_overrides(a, host=args.host, port=args.port,
+                                                 agent=args.agent)) for a in accounts]
     if not args.user:
         raise FormatError("--user", None, "give --user (or --config with [[fibs.accounts]])")
-    password = resolve_password(None)
+    password, source = resolve_secret("fibs", args.user)
     if not password:
         raise FormatError("password", None, "set $BGBOT_FIBS_PASSWORD (or use --config or the "
                                             "systemd credential fibs-password)")
@@ -117,66 +102,19 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
         min_experience=args.min_experience, max_experience=args.max_experience,
         allow=tuple(args.allow), block=tuple(args.block), allow_bots=not args.no_bots,
         cooldown_seconds=args.cooldown)
+    paths = default_paths()
     logs = Path(args.logs) if args.logs else paths.logs_dir / "fibs"
     state = Path(args.state) if args.state else paths.state_dir / f"fibs-{args.user}.json"
     return [FibsAccount(
-        user=args.user, password=password, host=args.host or "fibs.com",
-        port=args.port or 4321, agent=args.agent or "heuristic", policy=policy,
-        invite=tuple(parse_invite(i, "--invite") for i in args.invite),
+        user=args.user, password=password, password_source=source,
+        host=args.host or "fibs.com", port=args.port or 4321, agent=args.agent or "heuristic",
+        policy=policy, invite=tuple(parse_invite(i, "--invite") for i in args.invite),
         greeting=args.greeting, farewell=args.farewell, logs_dir=logs, state_path=state)]
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-    import logging
-    import signal
+    from ..frontends.fibs.client import FibsClient
+    from ._servers import run_clients
 
-    from .frontends.fibs import FibsClient
-
-    level = logging.WARNING - 10 * min(2, args.verbose + 1)
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(message)s")
-    accounts = _accounts(args)
-    from .players.bearoff import warm_default_database
-
-    warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
-
-    async def main() -> None:
-        clients = [FibsClient(a) for a in accounts]
-        loop = asyncio.get_running_loop()
-        stopping = asyncio.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, stopping.set)
-            except (NotImplementedError, RuntimeError):
-                pass
-        tasks = [asyncio.create_task(c.run()) for c in clients]
-        waiter = asyncio.create_task(stopping.wait())
-        await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
-        for client in clients:
-            await client.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        waiter.cancel()
-
-    asyncio.run(main())
+    run_clients([FibsClient(account) for account in _accounts(args)])
     return 0
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """``python -m bgbot.cli_fibs ARGS``: the same as ``bgbot fibs ARGS``."""
-    import sys
-
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["fibs", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        result: int = args.func(args)
-    except (BgbotError, ValueError, OSError) as exc:
-        print(f"bgbot fibs: {exc}", file=sys.stderr)
-        return 2
-    return result
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import logging
-import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from .deciders import known_agents
+from ..deciders import known_agents
 
 if TYPE_CHECKING:
-    from .frontends.bgammon import BgammonAccount
+    from ..frontends.bgammon.client import BgammonAccount
 
 _EPILOG = """\
 how it works:
@@ -29,7 +25,8 @@ how it works:
 
   The password is never taken from the command line (other users could read it in `ps`):
   BGBOT_BGAMMON_PASSWORD_<USER> or BGBOT_BGAMMON_PASSWORD in the environment, --password-file,
-  or the systemd credential bgammon-<user> / bgammon. Without one bgbot logs in as a guest.
+  or the systemd credential bgammon-<user> / bgammon-password / bgammon. Without one bgbot
+  logs in as a guest.
 
   Note: bgammon scores a declined double like a resignation (the cube times 1, 2 or 3 by the
   position), so bgbot takes a double when declining would cost more than the cube
@@ -106,19 +103,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def account_from_args(args: argparse.Namespace) -> BgammonAccount:
-    from .frontends.bgammon import BgammonAccount
-    from .frontends.invitations import InvitationPolicy
+    from ..frontends.bgammon.client import BgammonAccount
+    from ..frontends.invitations import InvitationPolicy
+    from ..util import resolve_secret
 
-    password = None
-    if args.password_file is not None:
-        lines = args.password_file.read_text(encoding="utf-8").splitlines()
-        password = lines[0].strip() if lines else None
+    password, source = resolve_secret(
+        "bgammon", args.user,
+        file=str(args.password_file) if args.password_file is not None else None)
     policy = InvitationPolicy(
         min_length=args.min_length, max_length=args.max_length, min_rating=args.min_rating,
         max_rating=args.max_rating, allow=tuple(args.allow), block=tuple(args.block),
         allow_bots=not args.no_bots, cooldown_seconds=args.cooldown)
     return BgammonAccount(
-        user=args.user, host=args.host, port=args.port, password=password, agent=args.player,
+        user=args.user, host=args.host, port=args.port, password=password,
+        password_source=source if password else "none (guest login)", agent=args.player,
         match_length=args.length, match_name=args.match_name, policy=policy,
         greeting=args.greeting, farewell=args.farewell, explain_declines=not args.quiet_declines,
         join_bot_matches=args.join_bot_tables, take_when_drop_costs_more=not args.drop_as_agent,
@@ -128,50 +126,16 @@ def account_from_args(args: argparse.Namespace) -> BgammonAccount:
 
 def run(args: argparse.Namespace) -> int:
     """Play until interrupted; 1 when the server refused the login for good."""
-    from .frontends.bgammon import BgammonClient
+    from ..frontends.bgammon.client import BgammonClient
+    from ._servers import run_clients
 
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     account = account_from_args(args)
     client = BgammonClient(account)
-    from .players.bearoff import warm_default_database
-
-    warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
     print(f"bgbot bgammon: {account.display_name} on {account.host}:{account.port} with "
-          f"{account.agent}; password: {client.password_source}; logs in {account.logs_dir}",
+          f"{account.agent}; password: {account.password_source}; logs in {account.logs_dir}",
           file=sys.stderr, flush=True)
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(client.stop()))
-        await client.run()
-
-    asyncio.run(main())
-    status = client.status()
-    if status["state"] == "failed":
-        print(f"bgbot bgammon: {status['last_error']}", file=sys.stderr)
+    run_clients([client])
+    if client.fatal:
+        print(f"bgbot bgammon: {client.fatal}", file=sys.stderr)
         return 1
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m bgbot.cli_bgammon --user bot_x ...``)."""
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot bgammon", epilog=_epilog(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (BgbotError, ValueError, OSError) as exc:
-        print(f"bgbot bgammon: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,9 +13,9 @@ import json
 import sys
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from .core.errors import BgbotError
+from ..core.errors import BgbotError
 
 _EPILOG = """\
 agents (NAME[:key=value,...]):
@@ -48,7 +48,7 @@ pair holding its two games; match play: one per match).
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    from .deciders import known_agents
+    from ..deciders import known_agents
 
     agents = "\n".join(f"  {name:<11}{summary}" for name, summary in known_agents().items())
     p = sub.add_parser(
@@ -115,8 +115,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from .core.errors import FormatError
-    from .referee.duel import DuelConfig
+    from ..core.errors import FormatError
+    from ..referee.duel import DuelConfig
 
     if args.length < 0:
         raise FormatError("--length", str(args.length), "must be at least 1 (omit it for money)")
@@ -151,7 +151,7 @@ def _config(args: argparse.Namespace) -> Any:
 def _sprt(args: argparse.Namespace) -> Any:
     if args.sprt is None:
         return None
-    from .referee import sprt
+    from ..referee import sprt
 
     if not sprt.SPRT_VALIDATED:
         raise BgbotError(
@@ -175,7 +175,7 @@ def _executor(args: argparse.Namespace) -> tuple[Executor, Callable[[], Executor
     if args.concurrency < 1:
         raise BgbotError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.concurrency == 1:
-        from .referee.duel import InlineExecutor
+        from ..referee.duel import InlineExecutor
 
         inline = InlineExecutor()
         return inline, None, lambda: None
@@ -214,10 +214,10 @@ def _stop_on_sigterm() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .referee.duel import DuelStats, StopRule, run_duel
-    from .referee.duel_report import _pyplot, text_block, write_report
-    from .referee.duel_store import DuelStore, default_path
-    from .referee.matlog import write_atomically
+    from ..referee.duel import DuelStats, StopRule, run_duel
+    from ..referee.duel_report import _pyplot, text_block, write_report
+    from ..referee.duel_store import DuelStore, default_path
+    from ..util import write_atomically
 
     config = _config(args)
     sprt = _sprt(args)
@@ -283,10 +283,9 @@ def _window(args: argparse.Namespace) -> int:
 
 
 def _mat_name(config: Any, index: int, suffix: str) -> str:
-    from .referee.matlog import _UNSAFE
+    from ..util import safe_name
 
-    who = "-vs-".join(_UNSAFE.sub("_", spec).strip("_") or "agent"
-                      for spec in (config.agent_a, config.agent_b))
+    who = "-vs-".join(safe_name(spec, "agent") for spec in (config.agent_a, config.agent_b))
     kind = f"{config.length}pt" if config.length else "money"
     return f"{who}-{kind}-seed{config.seed}-pair{index + 1:05d}{suffix}.mat"
 
@@ -341,26 +340,3 @@ class _Progress:
         if stats.sprt is not None:
             text += f"  llr {stats.sprt.llr:+.2f}"
         self.bar.update(self.task, completed=stats.pairs, ppg=text)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m bgbot.cli_duel A B ...`: the duel command on its own."""
-    import logging
-
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["duel", *(sys.argv[1:] if argv is None else argv)])
-    logging.basicConfig(level=logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        result: int = args.func(args)
-        return result
-    except BgbotError as exc:
-        print(f"bgbot duel: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

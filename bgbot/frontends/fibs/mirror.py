@@ -10,13 +10,13 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from ..core.errors import FormatError, IllegalAction
-from ..core.game import Game, Phase
-from ..core.position import Play, Position
-from ..core.rules import Rules
-from ..formats.mat import MatchRecord, format_match
-from ..formats.notation import parse_fibs_move
-from ..referee.matlog import write_atomically
+from ...core.errors import FormatError, IllegalAction
+from ...core.game import Game, Phase
+from ...core.position import Play, Position
+from ...core.rules import Rules
+from ...formats.mat import MatchRecord
+from ...formats.notation import parse_fibs_move
+from ..server import MatMirror
 
 __all__ = ["FIBS_RULES", "MatchMirror", "fibs_words"]
 
@@ -35,7 +35,7 @@ def fibs_words(text: str) -> str:
 
 
 
-class MatchMirror:
+class MatchMirror(MatMirror):
     """The match as the server tells it, replayed through a core `Game` for the ``.mat`` file.
 
     Seat 0 is us (the left column), seat 1 the opponent.  Any action the core refuses marks the
@@ -45,14 +45,13 @@ class MatchMirror:
 
     def __init__(self, me: str, opponent: str, length: int, path: Path | None, *,
                  resumed: bool = False, rules: Rules = FIBS_RULES) -> None:
-        self.me, self.opponent, self.length, self.path = me, opponent, length, path
+        super().__init__(MatchRecord.create(length, (me, opponent), rules), path)
+        self.me, self.opponent, self.length = me, opponent, length
         self.rules = rules
         self.resumed = resumed
-        self.record = MatchRecord.create(length, (me, opponent), rules)
         self.score = [0, 0]
         self.crawford_next = False
         self.post_crawford = False
-        self.game: Game | None = None
         self.broken: str | None = "the game began before this mirror" if resumed else None
         self.pending: Play | None = None
         self.games_seen = 0
@@ -91,7 +90,7 @@ class MatchMirror:
         if self.game is None or self.broken is not None:
             return
         try:
-            action(self.game)
+            self.apply(self.game, action)
         except (IllegalAction, FormatError) as exc:
             self.broken = f"{what}: {exc}"
             log.warning("%s: the .mat record lost game %d (%s)", self.opponent, self.games_seen,
@@ -206,10 +205,6 @@ class MatchMirror:
                                   and self.length - 1 in self.score)
         self.write()
         return recorded
-
-    def write(self) -> None:
-        if self.path is not None and self.record.games:
-            write_atomically(self.path, format_match(self.record))
 
     def crawford_flags(self) -> tuple[bool, bool] | None:
         """(Crawford game, post-Crawford) when the mirror knows; None otherwise."""

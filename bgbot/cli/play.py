@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .deciders import known_agents
-from .core.rules import Rules
+from ..deciders import known_agents
+from ..core.rules import Rules
 
 _EPILOG = """\
 agents (NAME[:key=value,...]):
@@ -68,9 +68,9 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from .core.errors import BgbotError
-    from .referee.matlog import MatLogger
-    from .referee.series import SeriesConfig, run_series_sync, schedule
+    from ..core.errors import BgbotError
+    from ..referee.matlog import MatLogger
+    from ..referee.series import SeriesConfig, run_series_sync, schedule
 
     if args.length < 1 and not args.money:
         raise BgbotError("--length: a match needs at least 1 point (use --money for money play)")

@@ -214,7 +214,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .daemon.client import DaemonError, DaemonUnreachable
+    from ..daemon.client import DaemonError, DaemonUnreachable
 
     handler: Callable[..., int] | None = args.ctl
     if handler is None:
@@ -240,7 +240,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from .daemon.client import Client, DaemonUnreachable
+    from ..daemon.client import Client, DaemonUnreachable
 
     server_key = None
     if args.server_key:
@@ -263,8 +263,8 @@ def _print_json(content: Any) -> None:
 
 def _options(pairs: Sequence[str], what: str) -> dict[str, Any]:
     """``KEY=VALUE`` words -> a map with on/off/true/false as booleans and numbers as numbers."""
-    from .agents.spec import option_value
-    from .core.errors import BgbotError
+    from ..agents.spec import option_value
+    from ..core.errors import BgbotError
 
     out: dict[str, Any] = {}
     for pair in pairs:
@@ -279,7 +279,7 @@ def _options(pairs: Sequence[str], what: str) -> dict[str, Any]:
 
 
 def _decision_args(args: argparse.Namespace) -> dict[str, Any]:
-    from .core.errors import BgbotError
+    from ..core.errors import BgbotError
 
     context: dict[str, Any] = {}
     if args.match_length is not None:
@@ -360,7 +360,7 @@ def _cmd_matches(args: argparse.Namespace, client: Any) -> int:
 
 
 def _cmd_match_start(args: argparse.Namespace, client: Any) -> int:
-    from .core.errors import BgbotError
+    from ..core.errors import BgbotError
 
     if args.games is not None and not args.money:
         raise BgbotError("--games: only with --money (a match ends at its length)")
@@ -413,7 +413,7 @@ def _cmd_match_abort(args: argparse.Namespace, client: Any) -> int:
 
 
 def _cmd_frontends(args: argparse.Namespace, client: Any) -> int:
-    from .core.errors import BgbotError
+    from ..core.errors import BgbotError
 
     if args.action != "list" and not args.name:
         raise BgbotError(f"frontends {args.action}: which frontend? (NAME)")
@@ -453,9 +453,9 @@ def _cmd_evaluate(args: argparse.Namespace, client: Any) -> int:
 
 
 def _cmd_play(args: argparse.Namespace, client: Any) -> int:
-    from .cli import _parse_dice
+    from .plays import parse_dice
 
-    dice = _parse_dice(args.dice) if args.dice else None
+    dice = parse_dice(args.dice) if args.dice else None
     reply = client.choose_play(args.position, dice, candidates=args.candidates,
                                **_decision_args(args))
     if args.json:
@@ -495,8 +495,8 @@ def _cmd_shutdown(args: argparse.Namespace, client: Any) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from .daemon.paths import default_paths
-    from .daemon.protocol import write_key
+    from ..daemon.paths import default_paths
+    from ..daemon.protocol import write_key
 
     target = Path(args.file) if args.file else default_paths().key_file
     write_key(target, overwrite=args.force)
@@ -518,7 +518,7 @@ class _Names:
         self.known[match_id] = (str(names[0]), str(names[1]))
 
     def of(self, match_id: str, seat: int) -> str:
-        from .daemon.client import DaemonError
+        from ..daemon.client import DaemonError
 
         if match_id not in self.known:
             try:

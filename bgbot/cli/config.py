@@ -48,7 +48,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .daemon.config import ConfigError, default_config_file, load_config
+    from ..daemon.config import ConfigError, default_config_file, load_config
 
     name = args.file or str(default_config_file())
     try:
@@ -62,7 +62,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .daemon.config import load_config, show_config
+    from ..daemon.config import load_config, show_config
 
     sys.stdout.write(show_config(load_config(args.config)))
     return 0

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
 
-from ..core.errors import FormatError, InvalidPosition
-from ..core.position import BAR_POINT, OFF_POINT, Play, Position
+from ...core.errors import FormatError, InvalidPosition
+from ...core.position import BAR_POINT, OFF_POINT, Play, Position
 
 __all__ = [
     "BOARD_SPACES",

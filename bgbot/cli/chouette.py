@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .deciders import known_agents
+from ..deciders import known_agents
 
 if TYPE_CHECKING:
-    from .referee.chouette import ChouetteGame, Seating
+    from ..referee.chouette import ChouetteGame, Seating
 
 _EPILOG = """\
 agents (NAME[:key=value,...]):
@@ -150,11 +150,11 @@ class _Board:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .deciders import create_agent
-    from .core.dice import SeededDice
-    from .core.errors import BgbotError
-    from .core.rules import Rules
-    from .referee.chouette import Chouette, ChouetteLog, unique_names
+    from ..deciders import create_agent
+    from ..core.dice import SeededDice
+    from ..core.errors import BgbotError
+    from ..core.rules import Rules
+    from ..referee.chouette import Chouette, ChouetteLog, unique_names
 
     if len(args.agents) < 3:
         raise BgbotError(f"a chouette needs three or more agents, got {len(args.agents)}")
@@ -202,16 +202,3 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary), flush=True)
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``bgbot chouette`` on its own (until the integrator wires it into `bgbot.cli`)."""
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers())
-    args = parser.parse_args(["chouette", *(sys.argv[1:] if argv is None else argv)])
-    code: int = args.func(args)
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

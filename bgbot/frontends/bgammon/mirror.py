@@ -8,13 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import IllegalAction
-from ..core.game import Game, Moved, Phase
-from ..core.position import Play, Position
-from ..core.rules import Rules
-from ..formats.mat import MatchRecord, format_match
-from ..referee.matlog import write_atomically
-from . import bgammon_protocol as bp
+from ...core.errors import IllegalAction
+from ...core.game import Game, Phase
+from ...core.position import Play, Position
+from ...core.rules import Rules
+from ...formats.mat import MatchRecord
+from ...referee.events import action_record
+from ..server import MatMirror
+from . import protocol as bp
 
 __all__ = ["MatchRun"]
 
@@ -23,17 +24,15 @@ def _seat_name(player: int) -> str:
     return "me" if player == 1 else "opponent"
 
 
-class MatchRun:
+class MatchRun(MatMirror):
     """One match mirrored in core `Game`s and written as a .mat file after every game."""
 
-    def __init__(self, me: str, opponent: str, length: int, game_id: int, path: Path,
+    def __init__(self, me: str, opponent: str, length: int, game_id: int, path: Path | None,
                  site: str = "bgammon.org") -> None:
-        self.me, self.opponent, self.length, self.game_id = me, opponent, length, game_id
-        self.path = path
         self.rules = Rules(cube=length != 1, cube_limit=64)
-        self.record = MatchRecord.create(length, (me, opponent), self.rules,
-                                         tags={"Site": site})
-        self.game: Game | None = None
+        super().__init__(MatchRecord.create(length, (me, opponent), self.rules,
+                                            tags={"Site": site}), path)
+        self.me, self.opponent, self.length, self.game_id = me, opponent, length, game_id
         self.partial = False
         """The current game was joined under way (unknown start): not written to the .mat."""
         self.finished_games = 0
@@ -81,21 +80,37 @@ class MatchRun:
                                        "crawford": s.crawford == 1, "resumed": self.partial}))
         game = self.game
         for _ in range(8):
-            step = self._step(game, s)
-            if step is None:
+            seen = len(game.history)
+            if not self._step(game, s):
                 break
-            out.append(step)
+            out += self._records(game, seen)
         return out
 
-    def _step(self, g: Game, s: bp.BoardState) -> tuple[str, dict[str, Any]] | None:
+    def _records(self, g: Game, seen: int) -> list[tuple[str, dict[str, Any]]]:
+        """The game's actions since ``seen``, in their one plain form (`action_record`), each
+        with ``by``: "me" or "opponent"."""
+        out = []
+        for action in g.history[seen:]:
+            found = action_record(action)
+            if found is not None:
+                kind, fields = found
+                seat = getattr(action, "seat", getattr(action, "winner", None))
+                if kind == "resign":
+                    seat = fields["seat"]
+                out.append((kind, {**fields, "by": _seat_name(seat + 1) if seat is not None
+                                   else None}))
+        return out
+
+    def _step(self, g: Game, s: bp.BoardState) -> bool:
+        """Make the next action the board ``s`` shows; False when there is none (yet)."""
         phase = g.phase
         if phase is Phase.OPENING:
             if s.turn and s.dice and not s.moves:
                 hi, lo = max(s.roll), min(s.roll)
                 die0, die1 = (hi, lo) if s.turn == 1 else (lo, hi)
                 g.opening_roll(die0, die1)
-                return "opening", {"dice": [die0, die1], "first": _seat_name(s.turn)}
-            return None
+                return True
+            return False
         seat = g.seat_on_roll
         player = seat + 1
         if phase is Phase.ROLL:
@@ -103,26 +118,26 @@ class MatchRun:
                 if s.turn and not s.winner and s.position_for(player) != g.position:
                     raise IllegalAction(f"missed {_seat_name(player)}'s whole turn (no board "
                                         f"showed its dice)")
-                return None
+                return False
             if s.double_offered:
                 g.double()
-                return "double", {"by": _seat_name(player), "cube": g.offered_cube}
+                return True
             if s.dice and (s.moves or s.position_for(player) == g.position):
                 g.roll(s.dice)  # the board's dice are this turn's, even with moves under way
-                return "roll", {"by": _seat_name(player), "dice": list(s.dice)}
-            return None
+                return True
+            return False
         if phase is Phase.MOVE:
             if s.turn == player and not s.winner:
-                return None
+                return False
             target = s.position_for(player)
             results = g.play_results()
             if not results and target == g.position:
                 g.move(Play())
-                return "move", {"by": _seat_name(player), "play": ""}
+                return True
             for play, after in results:
                 if after == target:
                     g.move(play)
-                    return "move", {"by": _seat_name(player), "play": str(play)}
+                    return True
             raise IllegalAction(f"the board after {_seat_name(player)}'s turn is not a legal play "
                                 f"of {g.dice} from {g.position.position_id()}")
         if phase is Phase.TAKE:
@@ -131,8 +146,8 @@ class MatchRun:
             if (not s.double_offered and not s.winner and s.cube_player == answering + 1
                     and s.cube_value == g.offered_cube):
                 g.take()
-                return "take", {"by": _seat_name(answering + 1), "cube": g.cube_value}
-        return None
+                return True
+        return False
 
     def on_win(self, winner_is_me: bool, points: int, resigned: str) -> list[tuple[str, dict[str, Any]]]:
         """A ``win`` event: ends the mirror game by a drop or a resignation if the boards did
@@ -142,6 +157,7 @@ class MatchRun:
             return []
         winner = 0 if winner_is_me else 1
         out: list[tuple[str, dict[str, Any]]] = []
+        seen = len(g.history)
         if self.lost:
             out += self.finalize(points)
             self.lost, self.game = False, None  # the next board starts the next game afresh
@@ -149,22 +165,19 @@ class MatchRun:
         if not g.is_over:
             if g.phase is Phase.TAKE and g.seat_to_act == 1 - winner:
                 g.drop()
-                out.append(("drop", {"by": _seat_name(2 - winner)}))
             elif not resigned and g.phase is Phase.MOVE and g.seat_on_roll == winner:
                 # The board after the last bear-off was missed: every play that bears off the
                 # last chequer reaches the same position, so any of them records the game.
                 finishing = [p for p, after in g.play_results() if not any(after.mover)]
                 if finishing:
                     g.move(finishing[0])
-                    out.append(("move", {"by": _seat_name(winner + 1), "play": str(g.history[-1].play)
-                                         if isinstance(g.history[-1], Moved) else ""}))
             elif resigned and g.phase in (Phase.ROLL, Phase.MOVE):
                 loser = 1 - winner
                 value = max(1, min(3, points // g.cube_value)) if points else \
                     bp.resign_points(g.board_for(loser))
                 g.resign(loser, value)
                 g.accept_resignation()
-                out.append(("resign", {"by": _seat_name(loser + 1), "value": value}))
+        out += self._records(g, seen)
         out += self.finalize(points)
         return out
 
@@ -195,6 +208,3 @@ class MatchRun:
             self.record.add_game(g)
             self.write()
         return [("game_end", info)]
-
-    def write(self) -> None:
-        write_atomically(self.path, format_match(self.record))

@@ -19,7 +19,7 @@ GNU Backgammon must be installed (/usr/games/gnubg, or set BGBOT_GNUBG).
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add the ``analyze`` sub-command to the bgbot command line."""
-    from .engines.gnubg import MAX_PLIES
+    from ..engines.gnubg import MAX_PLIES
 
     p = sub.add_parser(
         "analyze",
@@ -39,7 +39,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from .engines.analysis import analyze_match, format_analysis
+    from ..engines.analysis import analyze_match, format_analysis
 
     analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout)
     if args.json:

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from ..core.errors import FormatError
-from ..formats.fibsboard import Dialect, FibsBoard, parse_board
+from ...core.errors import FormatError
+from ...formats.fibsboard import Dialect, FibsBoard, parse_board
 
 __all__ = [
     "YOU", "LineSplitter", "parse_line", "Event",

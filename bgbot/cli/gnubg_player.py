@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from .deciders import known_agents
+from ..deciders import known_agents
 
 if TYPE_CHECKING:
-    from .frontends.gnubg_player import PlayerServerConfig
+    from ..frontends.gnubg_player import PlayerServerConfig
 
 _EPILOG = """\
 how it works:
@@ -91,10 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> PlayerServerConfig:
-    from .core.errors import BgbotError
-    from .core.rules import Rules
-    from .frontends.gnubg_player import PlayerServerConfig
-    from .frontends.gnubg_session import GNUBG_MAX_CUBE
+    from ..core.errors import BgbotError
+    from ..core.rules import Rules
+    from ..frontends.gnubg_player import PlayerServerConfig
+    from ..frontends.gnubg_session import GNUBG_MAX_CUBE
 
     if args.beavers < 0:
         raise BgbotError(f"--beavers: expected 0 or more, got {args.beavers}")
@@ -109,10 +108,8 @@ def config_from_args(args: argparse.Namespace) -> PlayerServerConfig:
 
 def run(args: argparse.Namespace) -> int:
     """Listen until interrupted; print the address gnubg should connect to."""
-    from .frontends.gnubg_player import ListenAddress, run_gnubg_player
+    from ..frontends.gnubg_player import ListenAddress, run_gnubg_player
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     config = config_from_args(args)
     address = ListenAddress.parse(args.listen)
 
@@ -133,23 +130,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"bgbot gnubg-player: cannot listen on {args.listen}: {exc}", file=sys.stderr)
         return 2
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m bgbot.cli_gnubg_player --listen ...``)."""
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot gnubg-player")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except BgbotError as exc:
-        print(f"bgbot gnubg-player: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

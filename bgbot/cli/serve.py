@@ -34,29 +34,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from .daemon.config import load_config
-    from .daemon.server import serve
+    from ..daemon.config import load_config
+    from ..daemon.server import serve
 
     config = load_config(args.config)
     return serve(config, config_file=args.config if args.config else config.source)
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """``python -m bgbot.cli_serve [--config FILE]``: the same as ``bgbot serve``."""
-    import sys
-
-    from .core.errors import BgbotError
-
-    parser = argparse.ArgumentParser(prog="bgbot")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        result: int = args.func(args)
-    except BgbotError as exc:
-        print(f"bgbot serve: {exc}", file=sys.stderr)
-        return 2
-    return result
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

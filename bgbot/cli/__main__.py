@@ -1,0 +1,7 @@
+"""``python -m bgbot.cli COMMAND ...``: the same as ``bgbot COMMAND ...``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,114 @@
+"""What the online-server commands share: accounts from the configuration file, running
+clients until SIGINT / SIGTERM, and ``bgbot KIND --config FILE`` for a registered server kind
+that brings no command module of its own (`register_kind`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from ..core.errors import FormatError
+
+if TYPE_CHECKING:
+    from ..frontends.server import ServerAccount, ServerClient
+
+_EPILOG = """\
+examples:
+  bgbot {kind} --config ~/.config/bgbot/bgbot.toml          every [[{kind}.accounts]] entry
+  bgbot {kind} --config bgbot.toml --user NAME              one of them
+
+Reads the [[{kind}.accounts]] tables of bgbot's configuration file (the daemon's: `bgbot config
+check FILE` checks it) and keeps those accounts logged in, as `bgbot serve` does, until Ctrl-C
+or SIGTERM. Every match is logged as .mat under <logs dir>/{kind}/<frontend name>.
+Passwords: $BGBOT_{upper}_PASSWORD_<USER>, $BGBOT_{upper}_PASSWORD, password_file, then the
+systemd credentials {kind}-<user>, {kind}-password, {kind}.
+"""
+
+
+def configured_accounts(kind: str, config_file: str, *, user: str | None = None,
+                        logs: Path | None = None, state: Path | None = None
+                        ) -> list[ServerAccount]:
+    """The accounts of ``[[KIND.accounts]]`` in ``config_file`` (only ``user``'s when given),
+    logging under ``logs`` (default ``<logs dir>/KIND/<frontend name>``, as the daemon does)
+    with their invitation state in ``state`` (default ``<state dir>/<name>.policy.json``)."""
+    from ..daemon.config import load_config
+    from ..frontends.kinds import account_for, frontend_name
+
+    config = load_config(config_file)
+    entries = list(config.accounts(kind))
+    if not entries:
+        raise FormatError(f"{kind}.accounts", None, f"{config_file} has no [[{kind}.accounts]]")
+    if user:
+        entries = [e for e in entries if e.user.lower() == user.lower()]
+        if not entries:
+            raise FormatError("--user", user, f"not in {config_file}")
+    accounts = []
+    for entry in entries:
+        name = frontend_name(kind, entry)
+        accounts.append(account_for(
+            kind, entry, logs_dir=logs or config.logs_dir / kind / name,
+            state_path=state or config.state_dir / f"{name}.policy.json"))
+    return accounts
+
+
+def run_clients(clients: Sequence[ServerClient]) -> None:
+    """Run ``clients`` until SIGINT or SIGTERM (or until they all end by themselves); the
+    players' caches are warmed first, announced on stderr."""
+    from ..players.bearoff import warm_default_database
+
+    warm_default_database(lambda text: print(f"bgbot: {text}", file=sys.stderr, flush=True))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stopping.set)
+        tasks = [asyncio.create_task(c.run()) for c in clients]
+        waiter = asyncio.create_task(stopping.wait())
+        running = set(tasks)
+        while running and not stopping.is_set():
+            done, _ = await asyncio.wait([waiter, *running], return_when=asyncio.FIRST_COMPLETED)
+            running -= done
+        for client in clients:
+            await client.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        waiter.cancel()
+
+    asyncio.run(main())
+
+
+def register_kind(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", kind: str,
+                  description: str) -> None:
+    """``bgbot KIND --config FILE [--user NAME] [--agent SPEC]``."""
+    p = sub.add_parser(
+        kind, help=description or f"keep the configured {kind} accounts logged in",
+        description=f"Log in the [[{kind}.accounts]] of a configuration file and play until "
+        "stopped, reconnecting with backoff.",
+        epilog=_EPILOG.format(kind=kind, upper=kind.upper()),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE", required=True,
+                   help=f"TOML file with [[{kind}.accounts]]")
+    p.add_argument("--user", default=None, help="only this account")
+    p.add_argument("--agent", default=None, metavar="SPEC", help="play with this agent spec")
+    p.set_defaults(func=_run_kind, server_kind=kind)
+
+
+def _run_kind(args: argparse.Namespace) -> int:
+    from ..frontends.kinds import server_kind, with_overrides
+
+    kind = server_kind(args.server_kind)
+    accounts = [with_overrides(a, agent=args.agent)
+                for a in configured_accounts(kind.name, args.config, user=args.user)]
+    clients = [kind.client_class()(account) for account in accounts]
+    run_clients(clients)
+    failed = [c for c in clients if c.fatal]
+    for client in failed:
+        print(f"bgbot {kind.name}: {client.account.frontend_name}: {client.fatal}",
+              file=sys.stderr)
+    return 1 if failed else 0

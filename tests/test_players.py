@@ -348,3 +348,34 @@ def test_fast_logits_equal_the_plain_feature_vector() -> None:
         for h, head in enumerate(HEADS):
             assert z[h] == pytest.approx(sum(w * v for w, v in zip(EV.weights[head], f)), abs=1e-5)
         assert EV.evaluate_sides(position.mover, position.opponent) == EV.evaluate(position)
+
+
+@pytest.mark.parametrize("plies", [0, 1, 2])
+@pytest.mark.parametrize("context", [CTX, Context(match_length=5, my_score=1, opponent_score=3)],
+                         ids=["money", "match"])
+def test_rank_plays_lists_every_play_once_with_the_choice_first(plies: int,
+                                                                 context: Context) -> None:
+    """`rank_plays` (the hint's ranking): every legal play once, the deepest-scored first, each
+    depth by value, and its first play is the one `choose_play` makes without noise."""
+    player = HeuristicPlayer(plies=plies, evaluator=EV)
+    rng = random.Random(plies)
+    position = Position.initial()
+    for turn in range(12):
+        dice = (rng.randint(1, 6), rng.randint(1, 6))
+        ranked = player.rank_plays(position, dice, context)
+        legal = position.legal_plays(dice)
+        assert sorted(map(str, (r.play for r in ranked))) == sorted(map(str, legal))
+        if ranked:
+            assert ranked[0].play == player.choose_play(position, dice, context)
+            depths = [r.depth for r in ranked]
+            assert depths == sorted(depths, reverse=True) and max(depths) <= plies
+            for depth in set(depths):
+                values = [r.value for r in ranked if r.depth == depth]
+                assert values == sorted(values, reverse=True)
+            for r in ranked:
+                assert r.after == position.apply(r.play)
+            position = ranked[-1].after.swapped()  # play the worst, for variety
+        else:
+            position = position.swapped()
+        if position.is_game_over():
+            break

@@ -29,7 +29,7 @@ when the offer is worth at least playing on).
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from pathlib import Path
 
@@ -67,6 +67,21 @@ REPLY_KEEP = 0
 (as the move prefilter does at 0-ply); 0 (the default) evaluates them all, in C when the
 evaluator's compiled net is in use (`HeuristicEvaluator.one_ply`: move generation and contact
 evaluations without Python objects)."""
+
+
+class RankedPlay(NamedTuple):
+    """One candidate of `HeuristicPlayer.rank_plays`."""
+
+    play: Play
+    after: Position
+    """The position after the play, still from the mover's side."""
+    chances: Probabilities
+    """The mover's cubeless chances after the play, at ``depth``."""
+    value: float
+    """What the player maximises: cubeless money equity, or in match play (and other money
+    rules) `cube.match_utility` (match winning chances)."""
+    depth: int
+    """The plies of look-ahead the play was scored at (0 = static evaluation)."""
 
 
 class HeuristicPlayer:
@@ -301,22 +316,62 @@ class HeuristicPlayer:
               context: Context) -> int:
         """Index of the candidate to play, from each candidate's 0-ply utility ``values``
         (``after(i)``: candidate i's resulting position, asked for look-ahead survivors only):
-        the move filters and look-ahead of ``plies`` (`MOVE_FILTERS`), then noise; the last of
+        the move filters and look-ahead of ``plies`` (`_search`), then noise; the last of
         equal bests."""
-        scored = [(value, i) for i, value in enumerate(values)]
-        for depth, (limit, threshold) in enumerate(MOVE_FILTERS[self.plies], start=1):
-            scored.sort(reverse=True)
-            best = scored[0][0]
-            survivors = [s for s in scored[:limit] if s[0] >= best - threshold]
-            if len(survivors) == 1:
-                scored = survivors
-                break
-            deeper = self._one_ply_probs if depth == 1 else self._two_ply_probs
-            scored = [(self._utility(deeper(after(i)), context), i) for _, i in survivors]
+        scored = [(value, i) for value, i, _ in self._search(values, after, context)[-1]]
         if self.noise:
             gauss = self._rng.gauss
             scored = [(value + gauss(0.0, self.noise), i) for value, i in scored]
         return max(scored)[1]
+
+    def _search(self, values: list[float], after: Callable[[int], Position], context: Context
+                ) -> list[list[tuple[float, int, Probabilities | None]]]:
+        """The candidates scored at each depth of ``plies`` (`MOVE_FILTERS`): (utility, index,
+        chances at that depth, None at 0-ply) per candidate; depth 0 holds every candidate,
+        each deeper level the survivors of its filter (the search stops early when one is
+        left)."""
+        scored: list[tuple[float, int, Probabilities | None]] = [
+            (value, i, None) for i, value in enumerate(values)]
+        levels = [scored]
+        for depth, (limit, threshold) in enumerate(MOVE_FILTERS[self.plies], start=1):
+            ranked = sorted(scored, key=lambda s: (s[0], s[1]), reverse=True)
+            best = ranked[0][0]
+            survivors = [s for s in ranked[:limit] if s[0] >= best - threshold]
+            if len(survivors) == 1:
+                levels.append(survivors)
+                break
+            deeper = self._one_ply_probs if depth == 1 else self._two_ply_probs
+            scored = []
+            for _, i, _ in survivors:
+                probs = deeper(after(i))
+                scored.append((self._utility(probs, context), i, probs))
+            levels.append(scored)
+        return levels
+
+    def rank_plays(self, position: Position, dice: Sequence[int],
+                   context: Context) -> list[RankedPlay]:
+        """Every legal play of ``dice``, best first, as `choose_play` weighs them (without
+        noise), like gnubg's ``hint``: the plays the look-ahead reached, by their deepest
+        value, then the others by their value one depth shallower, and so on down to 0-ply."""
+        plays = self.evaluator.plays(position, dice)
+        if not plays:
+            return []
+        values = [self._utility(probs, context) for _, _, _, probs in plays]
+        levels = self._search(values, lambda i: Position._trusted(plays[i][2], plays[i][1]),
+                              context)
+        placed: set[int] = set()
+        out: list[RankedPlay] = []
+        for depth in range(len(levels) - 1, -1, -1):
+            level = sorted(levels[depth], key=lambda s: (s[0], s[1]), reverse=True)
+            for value, i, probs in level:
+                if i in placed:
+                    continue
+                placed.add(i)
+                steps, mover, opponent, zero = plays[i]
+                out.append(RankedPlay(Play._trusted(steps), Position._trusted(opponent, mover),
+                                      probs if probs is not None else zero, value,
+                                      depth if probs is not None else 0))
+        return out
 
     # ----------------------------------------------------------------- cube and resignation
 

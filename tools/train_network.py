@@ -215,7 +215,8 @@ class Model:
         p = e / e.sum(axis=1, keepdims=True)
         return p, acts
 
-    def step(self, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, lr: float) -> float:
+    def step(self, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, lr: float,
+             weight_decay: float = 0.0) -> float:
         """One Adam step on a batch; returns its mean cross-entropy."""
         p, acts = self.forward(x, allowed)
         n = len(x)
@@ -233,6 +234,8 @@ class Model:
         b1, b2, eps = 0.9, 0.999, 1e-8
         c1, c2 = 1.0 - b1 ** self.t, 1.0 - b2 ** self.t
         for i, g in enumerate(grads):
+            if weight_decay and i % 2 == 0:  # weight matrices, not biases
+                self.params[i] -= (lr * weight_decay * self.params[i]).astype(np.float32)
             self.m[i] = b1 * self.m[i] + (1 - b1) * g
             self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
             self.params[i] -= (lr * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + eps)
@@ -275,7 +278,7 @@ def encode(boards: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, epochs: int,
-        batch: int, lr: float, rng: np.random.Generator) -> float:
+        batch: int, lr: float, rng: np.random.Generator, weight_decay: float = 0.0) -> float:
     """``epochs`` passes of Adam over the data in shuffled batches; the last pass's loss."""
     n = len(x)
     loss = 0.0
@@ -284,7 +287,8 @@ def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, ep
         total = 0.0
         for start in range(0, n, batch):
             index = order[start:start + batch]
-            total += model.step(x[index], allowed[index], target[index], lr) * len(index)
+            total += model.step(x[index], allowed[index], target[index], lr,
+                                weight_decay) * len(index)
         loss = total / n
     return loss
 
@@ -335,7 +339,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "init": str(args.init) if args.init else None,
         "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
-        "phase": args.phase,
+        "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
@@ -381,11 +385,14 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     labelled = time.time()
     target = outcomes_from_chances(targets).astype(np.float32)
     if model is None:
+        # A floor on the scale: an input that is almost always 0 in the first data (a point
+        # hardly ever made) must not become a 20-sigma input where it does occur.
         mu = x.mean(axis=0).astype(np.float32)
-        sd = np.maximum(x.std(axis=0), 0.05).astype(np.float32)
+        sd = np.maximum(x.std(axis=0), config["sd_floor"]).astype(np.float32)
         model = Model.new(hidden, mu, sd, config["seed"])
     lr = config["lr"] * config["lr_decay"] ** (iteration - 1)
-    loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng)
+    loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng,
+               config["weight_decay"])
     fitted = time.time()
     screen_blob = WeightsFile.from_arrays(model.export()).parameters
     pairs = config["screen"]
@@ -457,6 +464,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam step size")
     parser.add_argument("--lr-decay", type=float, default=0.97, help="step size factor per iteration")
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--sd-floor", type=float, default=0.5,
+                        help="least scale of an input in the standardisation")
+    parser.add_argument("--weight-decay", type=float, default=0.0,
+                        help="decoupled weight decay per step (AdamW), on weight matrices")
     parser.add_argument("--start", choices=("linear", "random"), default="linear",
                         help="who plays the first iteration's games")
     parser.add_argument("--init", type=Path, default=None,

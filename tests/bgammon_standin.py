@@ -876,10 +876,10 @@ class StandInOpponent:
         self.double, self.answer = double, answer
         self.player: Any = None
         self.plan: Play | None = None
-        if smart:
-            from bgbot.players.heuristic import HeuristicPlayer
+        if smart:  # the frozen linear evaluation: the same games while the player is retrained
+            from bgbot.players.heuristic import HeuristicPlayer, shared_evaluator
 
-            self.player = HeuristicPlayer()
+            self.player = HeuristicPlayer(evaluator=shared_evaluator("linear"))
         self.name = ""
         self.events: list[Any] = []
         self.sent: list[str] = []

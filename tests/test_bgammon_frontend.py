@@ -60,7 +60,10 @@ async def _session(tmp: Path, *, seed: int = 4, policy: InvitationPolicy | None 
                    account_options: dict[str, Any] | None = None, timeout: float = 30.0) -> Run:
     server = StandInServer(seed=seed, **(server_options or {}))
     port = await server.start()
-    options: dict[str, Any] = dict(user="bot_alpha", host="127.0.0.1", port=port, agent="heuristic",
+    # The bot plays the frozen linear evaluation: the games these tests count (a resignation, a
+    # played-out game, a drop with seed 4) stay the same while the default player is retrained.
+    options: dict[str, Any] = dict(user="bot_alpha", host="127.0.0.1", port=port,
+                                   agent="heuristic:eval=linear",
                                    match_length=5, logs_dir=tmp / "logs", settle_seconds=0.1,
                                    recreate_delay=0.1, greeting="Hello {opponent}, good luck!",
                                    farewell="Thanks for the match, {opponent}.",

@@ -368,7 +368,7 @@ def test_selfplay_records_follow_the_games() -> None:
     record's position (from its side on roll), or at an end an exact result or race."""
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    boards, values, ends = contact.selfplay(NET_FAST._net, race, 9, 20)
+    boards, values, ends, alternatives = contact.selfplay(NET_FAST._net, race, 9, 20)
     n = len(ends)
     assert len(boards) == 50 * n and len(values) == 40 * n and sum(ends) == 20
     value = np.frombuffer(values, dtype=np.float64).reshape(n, 5)
@@ -382,7 +382,26 @@ def test_selfplay_records_follow_the_games() -> None:
         assert np.allclose(value[t], NET_FAST.evaluate(nxt), atol=1e-12)
     assert boards[:50] == bytes(Position.initial().mover) * 2
     again = contact.selfplay(NET_FAST._net, race, 9, 20)
-    assert again == (boards, values, ends)
+    assert again == (boards, values, ends, alternatives) and alternatives == b""
+
+
+@needs_extension
+def test_selfplay_records_the_runners_up_of_its_moves() -> None:
+    """With ``alternatives`` the same games are played (the dice and choices do not change)
+    and the best non-chosen candidates of each move come back: contact positions with the
+    side to roll first, as good for the mover as a candidate can be without being chosen."""
+    assert NET_FAST is not None and NET_FAST._net is not None
+    race = HeuristicEvaluator(eval="linear")._race_sides
+    plain = contact.selfplay(NET_FAST._net, race, 13, 10)
+    boards, values, ends, alts = contact.selfplay(NET_FAST._net, race, 13, 10, alternatives=2)
+    assert (boards, values, ends) == plain[:3]
+    n_alt = len(alts) // 50
+    assert len(alts) % 50 == 0 and len(ends) < n_alt <= 2 * len(ends)
+    for k in range(n_alt):
+        roller, other = tuple(alts[50 * k: 50 * k + 25]), tuple(alts[50 * k + 25: 50 * k + 50])
+        assert Position(other, roller).is_contact()
+    with pytest.raises(ValueError, match="alternatives"):
+        contact.selfplay(NET_FAST._net, race, 13, 1, alternatives=99)
 
 
 @needs_extension
@@ -478,7 +497,7 @@ def test_race_networks_are_checked_when_set() -> None:
 def test_race_self_play_records_races_outside_the_zone() -> None:
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    boards, _, ends = contact.selfplay(NET_FAST._net, race, 4, 30, phase=1)
+    boards, _, ends, _ = contact.selfplay(NET_FAST._net, race, 4, 30, phase=1)
     assert len(ends) > 30
     for k in range(len(ends)):
         mover, opponent = tuple(boards[50 * k: 50 * k + 25]), tuple(boards[50 * k + 25:

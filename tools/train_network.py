@@ -13,6 +13,9 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    with ``--oneply F`` a fraction F of the positions gets the network's own 1-ply look-ahead
    value (`roll_average`, in C) mixed in as well (``--oneply-mix``), and with
    ``--oneply-only`` only those positions are fitted (look-ahead distilled into the network);
+   with ``--alternatives K`` the runners-up of each move (positions the play never visits,
+   where candidates are ranked) are fitted too, a fraction ``--alt-fraction`` of them,
+   labelled by their 1-ply value;
 3. fits the network to those labels (cross-entropy over the six outcomes, Adam, ``--epochs``
    passes over the iteration's data; weights carried over from the previous iteration);
 4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint.
@@ -96,13 +99,13 @@ def _policy(blob: bytes | None, hidden: tuple[int, ...], contact: Contact) -> An
     return _contact.Mlp(blob, hidden)
 
 
-def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float]
-              ) -> tuple[bytes, bytes, bytes]:
-    blob, hidden, contact, seed, games, noise = job
+def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float, int]
+              ) -> tuple[bytes, bytes, bytes, bytes]:
+    blob, hidden, contact, seed, games, noise, alternatives = job
     race = _race_evaluator()
-    result: tuple[bytes, bytes, bytes] = _contact.selfplay(
+    result: tuple[bytes, bytes, bytes, bytes] = _contact.selfplay(
         _policy(blob, hidden, contact), race._race_sides, seed, games, noise,
-        phase=0 if contact is None else 1)
+        phase=0 if contact is None else 1, alternatives=alternatives)
     return result
 
 
@@ -340,6 +343,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
+        "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
@@ -361,7 +365,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     blob = None if model is None else WeightsFile.from_arrays(model.export()).parameters
     policy_hidden = hidden if model is not None else ()
     chunks = [(blob, policy_hidden, contact, chunk_seed(config["seed"], iteration, c),
-               min(CHUNK, config["games"] - c * CHUNK), config["noise"])
+               min(CHUNK, config["games"] - c * CHUNK), config["noise"], config["alternatives"])
               for c in range((config["games"] + CHUNK - 1) // CHUNK)]
     parts = pool.map(_generate, chunks) if workers > 1 else [_generate(c) for c in chunks]
     boards = b"".join(p[0] for p in parts)
@@ -382,6 +386,21 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
         if config["oneply_only"]:  # train on the looked-ahead positions alone
             targets, x, allowed = targets[picked], x[picked], allowed[picked]
+    if config["alternatives"]:
+        # the runners-up of the moves, labelled by their own 1-ply look-ahead: where the
+        # network must rank candidates that its play never visits
+        alt_boards = b"".join(p[3] for p in parts)
+        n_alt = len(alt_boards) // 50
+        chosen = np.sort(rng.choice(n_alt, min(n_alt, int(config["alt_fraction"] * n_alt)),
+                                    replace=False))
+        picked_boards = b"".join(alt_boards[50 * i:50 * i + 50] for i in chosen)
+        pieces = [picked_boards[50 * s:50 * (s + 2000)] for s in range(0, len(chosen), 2000)]
+        jobs = [(blob, policy_hidden, contact, piece) for piece in pieces]
+        done = pool.map(_roll_averages, jobs) if workers > 1 else [_roll_averages(j) for j in jobs]
+        alt_targets = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
+        alt_x, alt_allowed = encode(picked_boards)
+        targets = np.concatenate([targets, alt_targets])
+        x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
     labelled = time.time()
     target = outcomes_from_chances(targets).astype(np.float32)
     if model is None:
@@ -477,6 +496,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
                         help="fraction of positions labelled with the 1-ply look-ahead too")
+    parser.add_argument("--alternatives", type=int, default=0,
+                        help="record up to K runners-up of each self-play move ...")
+    parser.add_argument("--alt-fraction", type=float, default=0.1,
+                        help="... and fit this fraction of them, labelled by their 1-ply value")
     parser.add_argument("--oneply-only", action="store_true",
                         help="fit only the positions labelled with the look-ahead")
     parser.add_argument("--oneply-mix", type=float, default=0.5,

@@ -1426,17 +1426,24 @@ static int buffer_add(Buffer *b, const void *data, size_t size)
  * roller (the first of equal bests), or none. Returns the number of candidates (0: stand pat,
  * `value` is then the evaluation of the same board with the other side on roll) or -1; fills
  * `value` with the chances of the side on roll after the move (the other side), `noise` adds
- * Gaussian-like noise of that size to each candidate's equity (exploration). */
+ * Gaussian-like noise of that size to each candidate's equity (exploration). With `alts`, the
+ * boards of the next `keep` best candidates that are contact positions (the other side to
+ * roll: its 25 counts, then the roller's) are appended to it: the alternatives the player
+ * weighed, for training where move choices are made. */
+#define MAX_KEEP 8
 static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponent, int d1,
-                       int d2, PyObject *race, double noise, uint64_t *rng, double *value)
+                       int d2, PyObject *race, double noise, uint64_t *rng, double *value,
+                       int keep, Buffer *alts)
 {
     int n = generate(g, mover, opponent, d1, d2);
     if (n < 0)
         return -1;
     if (n == 0)
         return evaluate_on_roll(e, opponent, mover, race, value) < 0 ? -1 : 0;
-    int best = 0;
-    double best_eq = 1e300, p[N_HEADS];
+    int best = 0, top[MAX_KEEP + 1], ranked = 0;
+    double best_eq = 1e300, top_eq[MAX_KEEP + 1], p[N_HEADS];
+    if (keep > MAX_KEEP)
+        keep = MAX_KEEP;
     for (int k = 0; k < n; k++) {
         const Result *r = &g->results[k];
         if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
@@ -1453,11 +1460,43 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
             best = k;
             memcpy(value, p, sizeof p);
         }
+        if (alts != NULL && keep > 0) { /* insertion into the best keep + 1 so far */
+            int at = ranked < keep + 1 ? ranked++ : keep + 1;
+            while (at > 0 && top_eq[at - 1] > eq) {
+                if (at <= keep) {
+                    top[at] = top[at - 1];
+                    top_eq[at] = top_eq[at - 1];
+                }
+                at--;
+            }
+            if (at <= keep) {
+                top[at] = k;
+                top_eq[at] = eq;
+            }
+        }
+    }
+    for (int j = 0; alts != NULL && j < ranked; j++) {
+        if (top[j] == best)
+            continue;
+        const Result *r = &g->results[top[j]];
+        Side me, other;
+        side_info(r->opponent, &me);
+        side_info(r->mover, &other);
+        if (!is_contact(&me, &other))
+            continue;
+        unsigned char board[2 * N_LOCATIONS];
+        for (int i = 0; i < N_LOCATIONS; i++) {
+            board[i] = (unsigned char)r->opponent[i];
+            board[N_LOCATIONS + i] = (unsigned char)r->mover[i];
+        }
+        if (buffer_add(alts, board, sizeof board) < 0)
+            return -1;
     }
     memcpy(mover, g->results[best].mover, sizeof(int) * N_LOCATIONS);
     memcpy(opponent, g->results[best].opponent, sizeof(int) * N_LOCATIONS);
     return n;
 }
+
 
 static void swap_sides(int *mover, int *opponent)
 {
@@ -1479,18 +1518,22 @@ static void swap_sides(int *mover, int *opponent)
  * 5 doubles: the chances of the side on roll in the next position s_t+1 (as evaluated when
  * the move was chosen), and `ends` one byte: 1 when s_t+1 ends the game's record (the game
  * is over or the phase is: `values` is then its exact outcome or the next phase's
- * evaluation), else 0 (the next record is s_t+1). Records of one game are consecutive. */
+ * evaluation), else 0 (the next record is s_t+1). Records of one game are consecutive. With
+ * `alternatives` K > 0, the fourth result holds the boards (50 bytes, the side to roll first)
+ * of up to K runners-up of every move that are contact positions (`greedy_move`); else it is
+ * empty. */
 static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kwds)
 {
     static char *keywords[] = {"evaluator", "race", "seed", "games", "noise", "max_plies",
-                               "phase", NULL};
+                               "phase", "alternatives", NULL};
     PyObject *evaluator, *race;
     unsigned long long seed;
-    int games, max_plies = 10000, phase = 0;
+    int games, max_plies = 10000, phase = 0, alternatives = 0;
     double noise = 0.0;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|dii:selfplay", keywords, &evaluator,
-                                     &race, &seed, &games, &noise, &max_plies, &phase))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|diii:selfplay", keywords, &evaluator,
+                                     &race, &seed, &games, &noise, &max_plies, &phase,
+                                     &alternatives))
         return NULL;
     const EvalBase *e = as_evaluator(evaluator, "evaluator");
     if (e == NULL || check_race(race) < 0)
@@ -1503,7 +1546,13 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
     Generator g;
     if (generator_init(&g) < 0)
         return NULL;
+    if (alternatives < 0 || alternatives > MAX_KEEP) {
+        PyErr_Format(PyExc_ValueError, "alternatives must be 0..%d, got %d", MAX_KEEP,
+                     alternatives);
+        return NULL;
+    }
     Buffer boards = {NULL, 0, 0}, values = {NULL, 0, 0}, ends = {NULL, 0, 0};
+    Buffer alts = {NULL, 0, 0};
     int status = 0;
     for (int game = 0; game < games && status == 0; game++) {
         uint64_t rng = (uint64_t)seed * UINT64_C(1000003) + (uint64_t)game;
@@ -1533,7 +1582,8 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
                 board[N_LOCATIONS + i] = (unsigned char)opponent[i];
             }
             double value[N_HEADS];
-            if (greedy_move(e, &g, mover, opponent, d1, d2, race, noise, &rng, value) < 0) {
+            if (greedy_move(e, &g, mover, opponent, d1, d2, race, noise, &rng, value,
+                            alternatives, alternatives ? &alts : NULL) < 0) {
                 status = -1;
                 break;
             }
@@ -1558,12 +1608,15 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
     generator_free(&g);
     PyObject *result = NULL;
     if (status == 0)
-        result = Py_BuildValue("(y#y#y#)", boards.data ? boards.data : "", (Py_ssize_t)boards.size,
-                               values.data ? values.data : "", (Py_ssize_t)values.size,
-                               ends.data ? ends.data : "", (Py_ssize_t)ends.size);
+        result = Py_BuildValue("(y#y#y#y#)", boards.data ? boards.data : "",
+                               (Py_ssize_t)boards.size, values.data ? values.data : "",
+                               (Py_ssize_t)values.size, ends.data ? ends.data : "",
+                               (Py_ssize_t)ends.size, alts.data ? alts.data : "",
+                               (Py_ssize_t)alts.size);
     PyMem_Free(boards.data);
     PyMem_Free(values.data);
     PyMem_Free(ends.data);
+    PyMem_Free(alts.data);
     return result;
 }
 
@@ -1747,7 +1800,7 @@ static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const d
     for (int ply = 0; ply < 10000; ply++) {
         if (evaluators_turn) {
             double value[N_HEADS];
-            if (greedy_move(e, g, mover, opponent, d1, d2, race, 0.0, &rng, value) < 0)
+            if (greedy_move(e, g, mover, opponent, d1, d2, race, 0.0, &rng, value, 0, NULL) < 0)
                 return 0;
         } else {
             Side me, other;
@@ -1822,6 +1875,85 @@ static PyObject *contact_duel_pubeval(PyObject *module, PyObject *const *args, P
         for (int first = 1; first >= 0; first--) {
             int points = pubeval_game(e, &g, args[1], contact_w, race_w,
                                       (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
+            PyObject *value = points ? PyLong_FromLong(points) : NULL;
+            if (value == NULL || PyList_Append(list, value) < 0) {
+                Py_XDECREF(value);
+                Py_CLEAR(list);
+                break;
+            }
+            Py_DECREF(value);
+        }
+    }
+    generator_free(&g);
+    return list;
+}
+
+/* One cubeless game between two greedy 0-ply evaluators, `a` moving first when `a_first`;
+ * returns a's points (+-1, 2, 3) or 0 on error. */
+static int evaluators_game(const EvalBase *a, const EvalBase *b, Generator *g, PyObject *race,
+                           uint64_t seed, int a_first)
+{
+    uint64_t rng = seed;
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    memcpy(mover, INITIAL_SIDE, sizeof mover);
+    memcpy(opponent, INITIAL_SIDE, sizeof opponent);
+    int d1 = roll_die(&rng), d2 = roll_die(&rng);
+    while (d1 == d2) {
+        d1 = roll_die(&rng);
+        d2 = roll_die(&rng);
+    }
+    int a_turn = a_first;
+    for (int ply = 0; ply < 10000; ply++) {
+        double value[N_HEADS];
+        if (greedy_move(a_turn ? a : b, g, mover, opponent, d1, d2, race, 0.0, &rng, value, 0,
+                        NULL) < 0)
+            return 0;
+        int on = 0;
+        for (int i = 0; i < N_LOCATIONS; i++)
+            on += mover[i];
+        if (on == 0) {
+            Side loser;
+            side_info(opponent, &loser);
+            int kind = loser.off ? 1 : (loser.back ? 3 : 2);
+            return a_turn ? kind : -kind;
+        }
+        swap_sides(mover, opponent);
+        a_turn = !a_turn;
+        d1 = roll_die(&rng);
+        d2 = roll_die(&rng);
+    }
+    PyErr_SetString(PyExc_RuntimeError, "a screening game did not end in 10000 plies");
+    return 0;
+}
+
+/* duel(a, b, race, seed, pairs) -> a's points per game in mirrored cubeless pairs of the two
+ * greedy 0-ply evaluators (the dice of duel_pubeval's pairs): a fast screen between two
+ * networks in training. */
+static PyObject *contact_duel(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError,
+                     "duel() takes 5 arguments (a, b, race, seed, pairs), got %zd", nargs);
+        return NULL;
+    }
+    const EvalBase *a = as_evaluator(args[0], "a"), *b = a ? as_evaluator(args[1], "b") : NULL;
+    if (b == NULL || check_race(args[2]) < 0)
+        return NULL;
+    unsigned long long seed = PyLong_AsUnsignedLongLong(args[3]);
+    if (seed == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    long pairs = PyLong_AsLong(args[4]);
+    if (pairs == -1 && PyErr_Occurred())
+        return NULL;
+    Generator g;
+    if (generator_init(&g) < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (long k = 0; list != NULL && k < pairs; k++) {
+        for (int first = 1; first >= 0; first--) {
+            int points = evaluators_game(a, b, &g, args[2],
+                                         (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
             PyObject *value = points ? PyLong_FromLong(points) : NULL;
             if (value == NULL || PyList_Append(list, value) < 0) {
                 Py_XDECREF(value);
@@ -1946,11 +2078,15 @@ static PyMethodDef module_methods[] = {
      "encode(boards) -> (inputs, allowed) of 50-byte boards: float32 network inputs and the "
      "six-outcome masks, as bytes."},
     {"selfplay", (PyCFunction)(void (*)(void))contact_selfplay, METH_VARARGS | METH_KEYWORDS,
-     "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0) -> (boards, "
-     "values, ends): the contact (phase 0) or race (1) positions of greedy 0-ply self-play "
-     "games (see the C source)."},
+     "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0, "
+     "alternatives=0) -> (boards, values, ends, alternatives): the contact (phase 0) or race "
+     "(1) positions of greedy 0-ply self-play games, and the runners-up of its moves (see the "
+     "C source)."},
     {"roll_averages", (PyCFunction)(void (*)(void))contact_roll_averages, METH_FASTCALL,
      "roll_averages(evaluator, race, boards) -> 5 doubles per board: its roll_average."},
+    {"duel", (PyCFunction)(void (*)(void))contact_duel, METH_FASTCALL,
+     "duel(a, b, race, seed, pairs) -> a's points per game in mirrored cubeless pairs of two "
+     "greedy 0-ply evaluators."},
     {"duel_pubeval", (PyCFunction)(void (*)(void))contact_duel_pubeval, METH_FASTCALL,
      "duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> the "
      "evaluator's points per game in mirrored cubeless pairs against pubeval."},

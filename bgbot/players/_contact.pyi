@@ -33,6 +33,9 @@ def selfplay(evaluator: Net | Mlp, race: _Race, seed: int, games: int, noise: fl
 def roll_averages(evaluator: Net | Mlp, race: _Race, boards: bytes, /) -> bytes:
     """5 doubles per 50-byte board: its roll_average."""
 
+def duel(a: Net | Mlp, b: Net | Mlp, race: _Race, seed: int, pairs: int, /) -> list[int]:
+    """a's points per game in mirrored cubeless pairs of two greedy 0-ply evaluators."""
+
 def duel_pubeval(evaluator: Net | Mlp, race: _Race, contact_weights: Sequence[float],
                  race_weights: Sequence[float], seed: int, pairs: int, /) -> list[int]:
     """The evaluator's points per game in mirrored cubeless pairs against pubeval."""

@@ -394,7 +394,7 @@ def test_a_restarted_bot_is_put_back_into_its_match_and_finishes_it(tmp_path: Pa
         server = StandInServer(seed=4)
         port = await server.start()
         account = BgammonAccount(user="bot_alpha", host="127.0.0.1", port=port, logs_dir=tmp_path,
-                                 settle_seconds=0.1)
+                                 settle_seconds=0.1, agent="heuristic:eval=linear")
         opponent = StandInOpponent(port, "bravo", table_of=BOT, seed=14, double=True, answer="drop")
         first, before = BgammonClient(account), []
         first.on_event = before.append

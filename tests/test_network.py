@@ -514,3 +514,12 @@ def test_the_phase_of_a_weights_file_is_checked(tmp_path: Path) -> None:
         WeightsFile.read(path, phase="contact")
     with pytest.raises(WeightsError, match="cannot read"):
         WeightsFile.read(tmp_path / "missing.bgw")
+
+
+@needs_extension
+def test_a_self_play_game_that_does_not_end_closes_its_record() -> None:
+    """With too few plies allowed, each game's record ends where play stops (no error)."""
+    assert NET_FAST is not None and NET_FAST._net is not None
+    race = HeuristicEvaluator(eval="linear")._race_sides
+    boards, values, ends, _ = contact.selfplay(NET_FAST._net, race, 2, 5, max_plies=6)
+    assert sum(ends) == 5 and len(ends) <= 30 and ends[-1] == 1

@@ -1519,6 +1519,8 @@ static void swap_sides(int *mover, int *opponent)
  * the move was chosen), and `ends` one byte: 1 when s_t+1 ends the game's record (the game
  * is over or the phase is: `values` is then its exact outcome or the next phase's
  * evaluation), else 0 (the next record is s_t+1). Records of one game are consecutive. With
+ * A game still going after `max_plies` ends its record there (the last record's end flag is
+ * set: its value, the evaluation of the next position, stands for the rest). With
  * `alternatives` K > 0, the fourth result holds the boards (50 bytes, the side to roll first)
  * of up to K runners-up of every move that are contact positions (`greedy_move`); else it is
  * empty. */
@@ -1566,9 +1568,10 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
         }
         for (int ply = 0;; ply++) {
             if (ply >= max_plies) {
-                PyErr_Format(PyExc_RuntimeError, "self-play game %d did not end in %d plies",
-                             game, max_plies);
-                status = -1;
+                /* a game that does not end (two poor players can hit each other forever):
+                 * its record ends here, valued by the evaluation of the next position */
+                if (ends.size && ends.data[ends.size - 1] == 0)
+                    ends.data[ends.size - 1] = 1;
                 break;
             }
             Side me, other;

@@ -23,6 +23,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
         "eval": "net (the default: the network) or linear (the linear heads of before)",
         "weights": "a network weights file instead of the shipped one",
+        "race": "net (the default with eval=net: the race network) or model (the race formula)",
         "cube_life": "Janowski cube efficiency in contact, 0..1 (default 0.68)",
     })
     level = opts.choice("level", None, tuple(LEVELS))
@@ -36,8 +37,10 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
     if weights is not None and evaluation == "linear":
         raise FormatError(f"agent {spec.name!r} option weights", weights,
                           "is a network file: it goes with eval=net, not eval=linear")
+    race = opts.choice("race", None, ("net", "model"))
     try:
-        evaluator = shared_evaluator(evaluation, Path(weights) if weights else None)
+        evaluator = shared_evaluator(evaluation, Path(weights) if weights else None,
+                                     race_model=race == "model")
     except ValueError as error:  # a weights file that cannot be used, or none installed
         raise FormatError(f"agent {spec.name!r} option {'weights' if weights else 'eval'}",
                           weights or evaluation or "", str(error)) from None
@@ -62,6 +65,6 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "
-               "level=NAME, eval=net|linear, weights=FILE)")
+               "level=NAME, eval=net|linear, weights=FILE, race=net|model)")
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")

@@ -464,17 +464,20 @@ ratings gnubg's analysis gives each are in the README."""
 _SHARED: dict[tuple[str | None, str | None], HeuristicEvaluator] = {}
 
 
-def shared_evaluator(eval: str | None = None, weights: Path | None = None) -> HeuristicEvaluator:
+def shared_evaluator(eval: str | None = None, weights: Path | None = None,
+                     race_model: bool = False) -> HeuristicEvaluator:
     """One evaluator per process and kind (its tables take a moment to build, the network is
     read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it, ``weights``
-    a contact network file instead of the shipped one. Raises `WeightsError` (a ValueError)
-    for a weights file that cannot be used."""
-    key = (eval, None if weights is None else str(weights))
+    a contact network file instead of the shipped one, ``race_model`` the race formula instead
+    of the race network. Raises `WeightsError` (a ValueError) for a weights file that cannot
+    be used."""
+    key = (eval, None if weights is None else str(weights), race_model)
     found = _SHARED.get(key)
     if found is None:
         network = None if weights is None else WeightsFile.read(weights, phase="contact")
         found = _SHARED[key] = HeuristicEvaluator(
-            eval=eval if network is None or eval is not None else "net", network=network)
+            eval=eval if network is None or eval is not None else "net", network=network,
+            race_network=False if race_model else None)
     return found
 
 

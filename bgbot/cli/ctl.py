@@ -15,6 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ._args import match_length
+
 _EPILOG = """\
 examples:
   bgbot ctl status                              is the daemon up, how busy is it
@@ -70,7 +72,7 @@ def _context_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="SPEC", help="agent to ask (default: the daemon's)")
     group = parser.add_argument_group(
         "context (only with a bare Position ID; a GNU BG ID or XGID carries its own)")
-    group.add_argument("--match-length", type=int, metavar="N", help="match length (default money)")
+    group.add_argument("--match-length", type=match_length, metavar="N", help="match length (default money)")
     group.add_argument("--score", metavar="MINE-THEIRS", help="score, e.g. 2-4 (asked player first)")
     group.add_argument("--cube", type=int, metavar="N", help="cube value (default 1)")
     group.add_argument("--owner", choices=("centre", "me", "opponent"), help="cube owner")
@@ -132,7 +134,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                  _cmd_match_start)
     start.add_argument("players", nargs=2, metavar="AGENT", help="agent specs, seat 0 first")
     kind = start.add_mutually_exclusive_group()
-    kind.add_argument("--length", type=int, default=7, metavar="N",
+    kind.add_argument("--length", type=match_length, default=7, metavar="N",
                       help="match length in points (default 7)")
     kind.add_argument("--money", action="store_true", help="a money session instead of a match")
     start.add_argument("--games", type=int, default=None, metavar="N",

@@ -270,7 +270,9 @@ class BgammonClient(ServerClient):
             return
         try:
             event = bp.parse_event(line)
-        except FormatError as exc:
+        except Exception as exc:  # FormatError by contract; anything else is a bug, not an end
+            if not isinstance(exc, FormatError):
+                log.exception("bgammon %s: reading a line failed", self.account.user)
             self.errors += 1
             self.last_error = str(exc)
             self._emit("malformed", reason=str(exc), line=line.strip()[:300])

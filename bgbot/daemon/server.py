@@ -79,6 +79,7 @@ from .protocol import (
     error_reply,
     frontend_topic,
     new_message,
+    peek_id,
     reply_type,
     split_identities,
 )
@@ -454,7 +455,8 @@ class Daemon:
             limit = self.config.control.max_message_bytes
             if size > limit:
                 raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {size} bytes; the limit "
-                                    f"is {limit}", {"size": size, "limit": limit})
+                                    f"is {limit}", {"size": size, "limit": limit},
+                                    msg_id=peek_id(envelope[2]) if len(envelope) > 2 else None)
             msg = self.signer.deserialize(envelope)
             check_request(msg)
         except ProtocolError as exc:

@@ -33,7 +33,7 @@ from ..players.base import Context, TakeDecision
 from ..referee import events as ev
 from ..util import write_atomically
 from ..referee.referee import Referee, Resume
-from ..referee.series import dice_for
+from ..referee.series import dice_for, match_seed
 from .store import (
     GameRow,
     JournalEntry,
@@ -131,6 +131,9 @@ class PacedAgent(Agent):
     async def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
         await self._barrier()
         return await self.inner.accept_resignation(position, context, value)
+
+    def reseed(self, key: str) -> None:
+        self.inner.reseed(key)
 
     async def start(self) -> None:
         await self.inner.start()
@@ -353,7 +356,8 @@ class MatchHost:
         paced = (PacedAgent(agents[0], self.journal.barrier),
                  PacedAgent(agents[1], self.journal.barrier))
         referee = Referee(paced, dice, length=spec.length, games=spec.games, rules=spec.rules,
-                          listeners=[on_event], match_id=mid, names=names)
+                          listeners=[on_event], match_id=mid, names=names,
+                          seed=match_seed(spec.seed, 0, False))
         for agent in agents:
             await agent.start()
         self._set_state(hosted, MatchState.RUNNING)

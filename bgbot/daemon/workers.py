@@ -21,8 +21,6 @@ worker writing to the journal of a match the next daemon resumes.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import itertools
 import logging
 import multiprocessing.connection
@@ -41,6 +39,7 @@ from ..agents.base import Agent, PlayerAgent
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
 from ..deciders import create_agent
+from ..util import die_with_parent
 from ..players.base import Context, TakeDecision
 from .decisions import is_quick
 from .protocol import ErrorCode, ProtocolError
@@ -77,12 +76,7 @@ class WorkerSettings:
 
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL us when the daemon dies; exit now if it already has."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
+    die_with_parent()
     if os.getppid() != parent:
         os._exit(0)
 

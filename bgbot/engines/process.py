@@ -40,6 +40,7 @@ from typing import IO, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..agents.base import Agent
 from ..core.errors import BgbotError
+from ..util import die_with_parent
 
 __all__ = [
     "EngineAgent",
@@ -383,7 +384,8 @@ class EngineProcess(ABC):
             process = subprocess.Popen(
                 list(spec.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=spec.cwd,
-                env=dict(spec.env) if spec.env is not None else None, start_new_session=True)
+                env=dict(spec.env) if spec.env is not None else None, start_new_session=True,
+                preexec_fn=die_with_parent)  # its own session, yet it dies with us
         except (FileNotFoundError, PermissionError) as exc:
             raise EngineNotFound(f"cannot run {self.label} {spec.argv[0]!r}: {exc}") from exc
         except OSError as exc:

@@ -64,6 +64,9 @@ class DaemonConfig:
     """state.db lives here; "" = $STATE_DIRECTORY, else the per-user default (bgbot.daemon.paths)."""
     logs_dir: str = ""
     """.mat files of hosted matches; "" = $LOGS_DIRECTORY, else the per-user default."""
+    mat_errors: str = "stop"
+    """A .mat file that cannot be written: "stop" parks the match (and refuses new ones while
+    logs_dir cannot be written), "continue" plays on without the log."""
     runtime_dir: str = ""
     """ipc:// sockets; "" = $RUNTIME_DIRECTORY, else the per-user default."""
     stop_timeout: float = 60.0
@@ -555,6 +558,9 @@ def _validate(config: Config, locate: _Locator) -> None:
                                             f"got {config.logging.level!r}")
     if config.logging.format not in ("text", "json"):
         raise locate.error("logging.format", f"expected text or json, got {config.logging.format!r}")
+    if config.daemon.mat_errors not in ("stop", "continue"):
+        raise locate.error("daemon.mat_errors",
+                           f"expected stop or continue, got {config.daemon.mat_errors!r}")
     if config.store.journal_sync not in ("normal", "full"):
         raise locate.error("store.journal_sync",
                            f"expected normal or full, got {config.store.journal_sync!r}")

@@ -116,6 +116,7 @@ def _worker_settings(config: Config) -> WorkerSettings:
         default_agent=config.agents.default,
         max_candidates=config.limits.max_candidates,
         player_cache=config.limits.player_cache,
+        mat_errors=config.daemon.mat_errors,
     )
 
 

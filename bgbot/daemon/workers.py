@@ -69,6 +69,8 @@ class WorkerSettings:
     """HeuristicEvaluator.CACHE_LIMIT in the worker (0 = leave the evaluator's default)."""
     nice: int = 5
     """Match workers lower their priority by this much, so the daemon's loop comes first."""
+    mat_errors: str = "stop"
+    """A .mat file that cannot be written: "stop" parks the match, "continue" plays on."""
 
 
 # ============================================================================ in the child
@@ -135,7 +137,8 @@ async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
         send(("state", match_id, state.value, error))
 
     host = MatchHost(store, lambda items: send(("events", items)),
-                     event_item=lambda _mid, event: event_message(event), on_state=on_state)
+                     event_item=lambda _mid, event: event_message(event), on_state=on_state,
+                     mat_errors=settings.mat_errors)
 
     def on_command() -> None:
         try:

@@ -35,6 +35,7 @@ from ..referee import events as ev
 from ..util import write_atomically
 from ..referee.referee import Referee, Resume
 from ..referee.series import dice_for, match_seed
+from .wire import match_events
 from .store import (
     GameRow,
     JournalEntry,
@@ -173,6 +174,8 @@ class HostedMatch:
     """Why the match was parked by itself (its .mat file could not be written)."""
     mat_failed: bool = False
     """A write of its .mat file failed (logged once)."""
+    numbered: int = 0
+    """Events of this match numbered so far (``n`` of the last one; `MatchHost.next_number`)."""
     settled: bool = False
     """`_run` ran to its end (a task cancelled before its first step never runs at all)."""
     state: MatchState = MatchState.RUNNING
@@ -291,6 +294,13 @@ class MatchHost:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    def next_number(self, match_id: str) -> int:
+        """The ``n`` of the match's next event (protocol 1.2): its place in `match_events`'s
+        sequence, which a resumed match continues from its journal."""
+        hosted = self.matches[match_id]
+        hosted.numbered += 1
+        return hosted.numbered
+
     def mat_text(self, match_id: str) -> str | None:
         hosted = self.matches.get(match_id)
         return None if hosted is None else hosted.mat_text()
@@ -386,6 +396,8 @@ class MatchHost:
         hosted.record.names = names
         for done in state.finished:
             hosted.record.add_game(done)
+        played = state.finished + ([state.current] if state.current is not None else [])
+        hosted.numbered = len(match_events(mid, spec.length, spec.rules, played))
         dice = dice_for(spec.seed, 0, False)
         if state.current is not None:
             dice = ResumedDice(dice, state.number - 1, state.openings, state.rolls)

@@ -58,7 +58,7 @@ __all__ = [
     "write_key",
 ]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """The protocol version (``MAJOR.MINOR``); SPEC.md states the same (a test checks)."""
 DELIMITER = b"BGB1"
 """The first frame of every message: marks where the envelope starts and carries the major

@@ -84,8 +84,8 @@ from .protocol import (
     split_identities,
 )
 from .requests import check_handlers, handlers, handles
-from .store import MatchSpec, MatchState, Store, StoreError
-from .wire import rules_from_wire, rules_to_wire
+from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from .wire import match_events, rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
 
 log = logging.getLogger(__name__)
@@ -764,6 +764,9 @@ class Daemon:
         }
         if snapshot:
             summary["game"] = snapshot["game"]
+        if msg.content.get("events"):
+            reply["events"] = [{"msg_type": kind, "content": content}
+                               for kind, content in self._events_so_far(row)]
         if msg.content.get("mat"):
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
@@ -773,6 +776,18 @@ class Daemon:
                 except OSError:
                     reply["mat"] = ""
         return reply
+
+    def _events_so_far(self, row: MatchRow) -> list[tuple[str, dict[str, Any]]]:
+        """The numbered events of a match, rebuilt from its journal (`wire.match_events`)."""
+        store = self.store
+        assert store is not None
+        state = replay(row.spec, store.journal(row.id), store.games(row.id))
+        games = state.finished + ([state.current] if state.current is not None else [])
+        result = store.result(row.id) if row.state is MatchState.FINISHED else None
+        ended = None if result is None else (
+            (int(result["score"][0]), int(result["score"][1])), result["winner"],
+            int(result["games"]))
+        return match_events(row.id, row.spec.length, row.spec.rules, games, ended)
 
     @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:

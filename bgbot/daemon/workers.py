@@ -136,8 +136,15 @@ async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
     def on_state(match_id: str, state: MatchState, error: str | None) -> None:
         send(("state", match_id, state.value, error))
 
+    def event_item(match_id: str, event: Any) -> Any:
+        """The event's message, numbered in its match (``n``, protocol 1.2)."""
+        found = event_message(event)
+        if found is not None:
+            found[1].content["n"] = host.next_number(match_id)
+        return found
+
     host = MatchHost(store, lambda items: send(("events", items)),
-                     event_item=lambda _mid, event: event_message(event), on_state=on_state,
+                     event_item=event_item, on_state=on_state,
                      mat_errors=settings.mat_errors)
 
     def on_command() -> None:

@@ -85,6 +85,7 @@ from .protocol import (
 )
 from .requests import check_handlers, handlers, handles
 from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from ..util import die_with_parent
 from .wire import match_events, rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
 
@@ -979,7 +980,7 @@ async def _warm_caches() -> None:
             sys.executable, "-c",
             "from bgbot.players.bearoff import default_database; default_database()",
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE)
+            stderr=asyncio.subprocess.PIPE, preexec_fn=die_with_parent)  # never an orphan
         _, err = await proc.communicate()
     except OSError as exc:
         log.warning("could not prepare the player caches: %s", exc)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import BgbotError, FormatError
+from ..formats.gnubgid import LONGEST_MATCH
 from ..frontends import kinds
 from ..frontends.accounts import ServerAccountConfig
 from ..frontends.kinds import check_account, server_kinds
@@ -618,6 +619,9 @@ def _validate(config: Config, locate: _Locator) -> None:
             if account.max_length < account.min_length:
                 raise locate.error(f"{prefix}.max_length", f"must be at least min_length "
                                                            f"({account.min_length})")
+            if account.max_length > LONGEST_MATCH:
+                raise locate.error(f"{prefix}.max_length", f"matches are at most {LONGEST_MATCH} "
+                                   f"points long (gnubg's limit), got {account.max_length}")
             for key in ("min_rating", "max_rating", "min_experience", "max_experience",
                         "cooldown", "keepalive"):
                 positive(f"{prefix}.{key}", getattr(account, key), 0)

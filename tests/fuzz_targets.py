@@ -457,10 +457,11 @@ def _protocol_parse(text: str) -> Any:
     return message, None
 
 
-def _protocol_errors() -> tuple[type[BaseException], ...]:
-    from bgbot.daemon.protocol import ProtocolError
+def _protocol_format(value: Any) -> str:
+    """The message written again as a correct writer writes it (unsigned)."""
+    from bgbot.daemon.protocol import Signer
 
-    return (ProtocolError,)
+    return _frames_text(Signer(None).serialize(value[0]))
 
 
 # ----------------------------------------------------------------------------- the targets
@@ -523,7 +524,8 @@ def targets() -> list[Target]:
                regressions=["board:gnubg:bgbot:100:0:0:0:-1:-1:0:0:0:5:0:3:0:0:0:-4:5:0:0:-1:-3:0:"
                             "-5:0:0:0:0:2:0:1:4:2:4:2:2:0:1:0:1:-1:0:25:0:0:0:0:0:0:0:1"]),
         Target("protocol message", "protocol", _protocol_parse, _protocol_seeds,
-               errors=(ProtocolError,), alphabet="\x00\x01\x7f\x80\x90\xa0\xc0\xc2\xc3\xcb"
+               errors=(ProtocolError,), format=_protocol_format,
+               same=lambda a, b: bool(a[0] == b[0]), alphabet="\x00\x01\x7f\x80\x90\xa0\xc0\xc2\xc3\xcb"
                "\xcc\xd0\xd9\xdc\xde\xff0123456789abcdef_"),
     ]
 

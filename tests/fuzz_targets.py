@@ -366,6 +366,7 @@ def _loop() -> asyncio.AbstractEventLoop:
 def _ubgi_session() -> Any:
     from bgbot.frontends.ubgi import UbgiSession
 
+    _heuristic()  # the shared tables, built once
     return UbgiSession("heuristic")
 
 
@@ -410,9 +411,15 @@ def _ubgi_seeds() -> list[str]:
 
 @functools.cache
 def _heuristic() -> Any:
+    """The heuristic agent, warmed up: its 64-point match equity table is built on the first
+    long match (seconds, once per process), which is not the parser's time."""
+    from bgbot.core.context import Context
     from bgbot.deciders import create_agent
 
-    return create_agent("heuristic")
+    agent = create_agent("heuristic")
+    _loop().run_until_complete(agent.take_decision(
+        Position.initial(), Context(cube_value=2, match_length=64, my_score=3, opponent_score=1)))
+    return agent
 
 
 def _gnubg_line(text: str) -> Any:

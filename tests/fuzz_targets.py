@@ -71,7 +71,8 @@ class Target:
     format: Callable[[Any], str] | None = None
     same: Callable[[Any, Any], bool] = staticmethod(lambda a, b: bool(a == b))  # type: ignore[assignment]
     regressions: Sequence[str] = ()
-    """Inputs that once broke this parser (each a permanent example)."""
+    """Inputs that broke this parser before issue 17 (each a permanent example; every one
+    fails on the code before the fixes)."""
     alphabet: str = ""
     """Characters this input is made of, for mutations (the seeds' own are always used)."""
     notes: dict[str, Any] = field(default_factory=dict)
@@ -484,25 +485,21 @@ def targets() -> list[Target]:
     big = "9" * 5000
     return [
         Target("position id", "id", Position.from_position_id, _ids("position_id"),
-               format=lambda p: p.position_id(), alphabet=_B64,
-               regressions=["4HPwATDgc/ABM\udc80", "\uff14HPwATDgc/ABMA"]),
+               format=lambda p: p.position_id(), alphabet=_B64),
         Target("match id", "id", decode_match_id, _ids("match_id"), format=encode_match_id,
                alphabet=_B64),
         Target("gnubg id", "id", decode_gnubgid, _ids("gnubgid"),
-               format=lambda v: encode_gnubgid(*v), alphabet=_B64 + ": ",
-               regressions=["gnubgid 4HPwATDgc/ABMA:cAkAAAAAAAAA:"]),
+               format=lambda v: encode_gnubgid(*v), alphabet=_B64 + ": "),
         Target("xgid", "id", decode_xgid, _xgids, format=encode_xgid,
                alphabet="-abcdefghijklmnoABCDEFGHIJKLMNO0123456789:XGID=",
-               regressions=[f"XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:{big}:10",
-                            "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:\u00b2:10"]),
+               regressions=[f"XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:{big}:10"]),
         Target("any id", "id", read_any,
                lambda: _ids("gnubgid")()[:100] + _ids("position_id")()[:100] + _xgids()[:100]
                + _board_lines(Dialect.FIBS)[:50],
                alphabet=_B64 + ":-XGID=board"),
         Target("gnubg move text", "notation", _parse_move, _move_seeds, format=_format_move,
                errors=(FormatError, IllegalAction), alphabet="0123456789/*() bar off,-",
-               regressions=[f"4HPwATDgc/ABMA 31 {big}/5 6/5", f"4HPwATDgc/ABMA 31 8/5({big})",
-                            "4HPwATDgc/ABMA 31 8/5(\u00b2)"]),
+               regressions=[f"4HPwATDgc/ABMA 31 {big}/5 6/5", f"4HPwATDgc/ABMA 31 8/5({big})"]),
         Target("fibs move text", "notation", _parse_fibs, _fibs_move_seeds, format=_format_fibs,
                errors=(FormatError, IllegalAction), alphabet="0123456789- barof"),
         Target("board line (gnubg)", "board", lambda t: parse_board(t, Dialect.GNUBG),
@@ -515,7 +512,7 @@ def targets() -> list[Target]:
                regressions=[f"{big} point match\n", f"5 point match\n\n Game {big}\n",
                             f"5 point match\n\n Game 1\n a : {big}   b : 0\n",
                             f"5 point match\n\n Game 1\n a : 0   b : 0\n  {big}) 31: 8/5 6/5\n",
-                            "65 point match\n", '; [CubeLimit "\u00b2"]\n5 point match\n']),
+                            '; [CubeLimit "\u00b2"]\n5 point match\n']),
         Target("CLIP line", "clip", _clip_parse, _clip_seeds,
                alphabet="0123456789 abcdefghijklmnopqrstuvwxyz.:*"),
         Target("bgammon event", "bgammon", _bgammon_parse, _bgammon_seeds,
@@ -524,7 +521,6 @@ def targets() -> list[Target]:
                alphabet="0123456789 abcdefghijklmnopqrstuvwxyz./:\n",
                regressions=["set engine.seed 18446744073709551617\nisready",
                             f"position xgid XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:{big}:10",
-                            "position gnubgid 4HPwATDgc/ABMA:cAkAAAAAAAAA\ndice 3 1\ngo",
                             "position xgid XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:100:10\ngo"]),
         Target("gnubg external player", "session", _gnubg_line,
                lambda: _board_lines(Dialect.GNUBG), alphabet=_DIGITS,

@@ -18,7 +18,7 @@ import argparse
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +84,22 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [t for t in targets() if not args.targets or t.name in args.targets]
     plan = [(t.name, args.inputs if t.group in BIG_GROUPS else others, args.seed) for t in chosen]
     began = time.perf_counter()
+    results: list[dict[str, Any]] = []
+
+    def done(result: dict[str, Any]) -> None:
+        results.append(result)
+        print(f"done: {result['name']} ({result['inputs']:,} inputs, {result['seconds']:.0f} s)",
+              file=sys.stderr, flush=True)
+
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(campaign, *zip(*plan)))
+            for future in as_completed([pool.submit(campaign, *item) for item in plan]):
+                done(future.result())
     else:
-        results = [campaign(*item) for item in plan]
+        for item in plan:
+            done(campaign(*item))
+    order = [name for name, _, _ in plan]
+    results.sort(key=lambda r: order.index(r["name"]))
     header = (f"{'parser':<24} {'inputs':>9} {'rejected':>9} {'accepted':>9} {'other exc':>9} "
               f"{'slow':>5} {'round-trip':>10} {'seconds':>8}")
     print(header)

@@ -1,4 +1,5 @@
-"""Small helpers every layer with files shares: atomic writes, safe file names, secrets.
+"""Small helpers every layer with files shares: atomic writes, safe file names, secrets, and
+child processes that die with the process that started them.
 
 They live once, here, below everything that writes files or reads credentials (the referee's
 ``.mat`` logs, the frontends' logs and state, the daemon's key and the server accounts'
@@ -11,17 +12,45 @@ credentials (``$CREDENTIALS_DIRECTORY``, which `credential_path` alone reads).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import re
+import signal
+import sys
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from .core.errors import BgbotError
 
-__all__ = ["SecretError", "credential_path", "resolve_secret", "safe_name", "write_atomically"]
+__all__ = ["SecretError", "credential_path", "die_with_parent", "resolve_secret", "safe_name",
+           "write_atomically"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+def _load_prctl() -> Any:
+    """libc's prctl, loaded once in the parent (nothing is loaded between fork and exec)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Have Linux SIGKILL this process when the thread that started it dies (PR_SET_PDEATHSIG;
+    kept across exec). As a ``preexec_fn`` it makes a child that leads its own session (an
+    engine) die with a daemon killed by ``kill -9``, which nothing else would tell it; in a
+    worker it is called first thing. A no-op where prctl does not exist."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def safe_name(text: str, fallback: str = "player") -> str:

@@ -212,7 +212,8 @@ def test_connection_cut_mid_game_is_resumed_and_the_match_finished(tmp_path: Pat
 
 
 def test_malformed_event_is_answered_by_asking_for_the_board(tmp_path: Path) -> None:
-    bad = ['{"Type":"board","Board":[0,1]', "garbage{", '{"Type":"board","Turn":1}']
+    bad = ['{"Type":"board","Board":[0,1]', "garbage{", '{"Type":"board","Turn":1}',
+           "[" * 1000]  # nested deeper than json's recursion limit
 
     async def inject(run: Run) -> None:
         while len(run.of("move")) < 4:

@@ -693,3 +693,20 @@ def test_ipc_sockets_are_private(shared_daemon: Daemon) -> None:
     for name in ("control", "events"):
         mode = os.stat(shared_daemon.dirs.runtime / name).st_mode & 0o777
         assert mode == 0o600, oct(mode)
+
+
+def test_kill_9_during_start_up_leaves_no_child_behind(dirs: DaemonDirs) -> None:
+    """The start-up child that prepares the players' caches dies with a daemon killed by
+    ``kill -9`` (it used to live on and write the cache beside the restarted daemon)."""
+    from tests.test_soak import descendants
+
+    dirs.write_config()
+    # an empty cache: the child builds the bear-off database, seconds of work
+    daemon = start_daemon(dirs, wait=False, env={"BGBOT_CACHE_DIR": str(dirs.root / "cache")})
+    try:
+        children = wait_for(lambda: descendants(daemon.proc.pid), timeout=30, interval=0.01)
+        daemon.proc.kill()
+        daemon.proc.wait(10)
+        wait_for(lambda: not any(pid_alive(p) for p in children), timeout=3)
+    finally:
+        daemon.stop()

@@ -127,29 +127,36 @@ def test_resumed_dice_skip_what_was_drawn_and_notice_another_seed() -> None:
         ResumedDice(SeededDice(6), 2, [drawn[0]], drawn[1:]).for_game(2)
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[JournalEntry], str]:
+RANDOM_SPEC = MatchSpec("random:cube=on", "heuristic:noise=0.3", length=5, seed=3,
+                        names=("random", "noisy"))
+"""Agents with random state: resumed, they must draw what they drew uninterrupted."""
+
+
+@pytest.fixture(scope="module", params=[SPEC, RANDOM_SPEC], ids=["deterministic", "random"])
+def uninterrupted(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> tuple[MatchSpec, list[JournalEntry], str]:
+    spec: MatchSpec = request.param
     root = tmp_path_factory.mktemp("whole")
     store = Store(root / "state.db")
-    _create(store, "m", SPEC, root)
+    _create(store, "m", spec, root)
     _host(store, ["m"])
     row = store.get_match("m")
     assert row is not None and row.state is MatchState.FINISHED
-    return store.journal("m"), row.mat_path.read_text()
+    return spec, store.journal("m"), row.mat_path.read_text()
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.floats(0.0, 1.0))
 def test_a_match_resumed_from_any_journal_prefix_ends_as_the_uninterrupted_one(
-        uninterrupted: tuple[list[JournalEntry], str], tmp_path_factory: pytest.TempPathFactory,
-        fraction: float) -> None:
-    entries, expected = uninterrupted
+        uninterrupted: tuple[MatchSpec, list[JournalEntry], str],
+        tmp_path_factory: pytest.TempPathFactory, fraction: float) -> None:
+    spec, entries, expected = uninterrupted
     cut = int(fraction * (len(entries) - 1))
     root = tmp_path_factory.mktemp("cut")
     store = Store(root / "state.db")
-    _create(store, "m", SPEC, root)
+    _create(store, "m", spec, root)
     prefix = entries[:cut]
-    state = replay(SPEC, prefix)
+    state = replay(spec, prefix)
     rows = [GameRow(i + 1, g.score, g.crawford, g.post_crawford) for i, g in
             enumerate(state.finished + ([state.current] if state.current else []))]
     rows += [GameRow(i + 1, (0, 0), outcome=g.outcome) for i, g in enumerate(state.finished)]

@@ -220,6 +220,37 @@ def test_resume_with_another_config_is_refused_naming_the_difference(tmp_path: P
     assert isinstance(DuelStoreError("x"), BgbotError)
 
 
+def test_a_store_of_the_old_seeding_is_refused_saying_why(tmp_path: Path) -> None:
+    """Stores written before the seeding version was recorded used version 1."""
+    import json
+
+    path = tmp_path / "d.sqlite"
+    config = DuelConfig("random:seed=3", "random", seed=3)
+    DuelStore.open(path, config, resume=False).close()
+    with sqlite3.connect(path) as db:
+        stored = json.loads(db.execute("SELECT config FROM duels").fetchone()[0])
+        del stored["seeding"]
+        db.execute("UPDATE duels SET config = ?", (json.dumps(stored),))
+    with pytest.raises(DuelStoreError, match="version 1 of the agents' random streams"):
+        DuelStore.open(path, config, resume=True)
+
+
+def test_a_spec_seed_is_a_base_each_pair_combines_with_its_own() -> None:
+    import asyncio
+
+    from bgbot.core.position import Position
+    from bgbot.deciders import create_agent
+    from bgbot.players.base import Context
+
+    def plays(seed: int) -> list[str]:
+        agent = create_agent("random:seed=3", seed=seed)
+        start = Position.initial()
+        return [str(asyncio.run(agent.choose_play(start, (6, 5), Context()))) for _ in range(30)]
+
+    assert plays(agent_seed(1, 0, 0)) != plays(agent_seed(1, 1, 0))
+    assert plays(agent_seed(1, 0, 0)) == plays(agent_seed(1, 0, 0))
+
+
 def test_a_failing_pair_leaves_nothing_half_written(tmp_path: Path) -> None:
     config = DuelConfig("pubeval", "random", seed=3)
     with DuelStore.open(tmp_path / "d.sqlite", config, resume=False) as store:

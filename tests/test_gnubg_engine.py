@@ -402,6 +402,29 @@ def test_a_killed_gnubg_is_restarted_and_the_match_goes_on(gnubg_binary: str) ->
 
 
 @pytest.mark.gnubg
+def test_a_gnubg_killed_in_its_first_start_up_is_started_again(gnubg_binary: str,
+                                                                tmp_path: Any) -> None:
+    """The real gnubg behind a launcher that SIGKILLs itself on the first start only."""
+    marker = tmp_path / "started-once"
+    launcher = tmp_path / "gnubg"
+    launcher.write_text(f"#!/bin/sh\nif [ ! -e '{marker}' ]; then : > '{marker}'; kill -9 $$; fi\n"
+                        f"exec '{gnubg_binary}' \"$@\"\n")
+    launcher.chmod(0o755)
+
+    async def main() -> Any:
+        engine = GnubgEngine(plies=0, binary=str(launcher))
+        try:
+            await engine.start()
+            return engine.stats.starts, await engine.choose_play(Position.initial(), (3, 1), MONEY)
+        finally:
+            await engine.close()
+
+    starts, play = asyncio.run(main())
+    assert marker.exists() and starts == 2
+    assert play in Position.initial().legal_plays((3, 1))
+
+
+@pytest.mark.gnubg
 def test_a_hung_gnubg_times_out_and_is_replaced(gnubg_binary: str) -> None:
     position = Position.initial()
 

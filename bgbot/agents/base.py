@@ -39,6 +39,12 @@ class Agent(ABC):
         """The player on roll in ``position`` resigns ``value``: accept? Default: never."""
         return False
 
+    def reseed(self, key: str) -> None:
+        """Restart any random stream this agent keeps from its own seed and ``key``. The
+        referee calls it before every decision with a key made of the match seed, the game and
+        the point in the game, so that a match resumed from its journal is the same match and
+        every match of a duel has its own stream. Default: nothing (no random state)."""
+
     async def start(self) -> None:
         """Acquire resources (processes, sockets) before the first request."""
 
@@ -67,6 +73,11 @@ class PlayerAgent(Agent):
 
     async def accept_resignation(self, position: Position, context: Context, value: int) -> bool:
         return self.player.accept_resignation(position, context, value)
+
+    def reseed(self, key: str) -> None:
+        reseed = getattr(self.player, "reseed", None)  # players with random state have one
+        if reseed is not None:
+            reseed(key)
 
     def __repr__(self) -> str:
         return f"PlayerAgent({self.player!r})"

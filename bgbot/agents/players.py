@@ -7,11 +7,23 @@ imported when an agent is first built (the heuristic's tables are not small). Re
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from ..core.errors import FormatError
 from .base import Agent, PlayerAgent
 from .spec import AgentSpec, Options, register_agent
+
+
+def _seed(opts: Options, seed: int) -> int:
+    """The player's seed: ``seed`` (the host's: per seat, per duel pair), combined with the
+    spec's ``seed=`` when it gives one, so a fixed spec seed is a base, not one stream that
+    every pair of a duel replays."""
+    if not opts.given("seed"):
+        return seed
+    base = opts.integer("seed", 0)
+    digest = hashlib.sha256(f"bgbot-agent-seed:{base}:{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 def _heuristic(spec: AgentSpec, seed: int) -> Agent:
@@ -46,7 +58,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
                           weights or evaluation or "", str(error)) from None
     cube_life = opts.number("cube_life", -1.0, 0.0, 1.0) if opts.given("cube_life") else None
     return PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
-                                       seed=opts.integer("seed", seed), evaluator=evaluator,
+                                       seed=_seed(opts, seed), evaluator=evaluator,
                                        cube_life=cube_life))
 
 
@@ -61,7 +73,7 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
     from ..players.random_player import RandomPlayer
 
     opts = Options(spec, {"seed": "random seed", "cube": "on = random cube actions too"})
-    return PlayerAgent(RandomPlayer(seed=opts.integer("seed", seed), cube=opts.flag("cube", False)))
+    return PlayerAgent(RandomPlayer(seed=_seed(opts, seed), cube=opts.flag("cube", False)))
 
 
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "

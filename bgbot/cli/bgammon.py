@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..deciders import known_agents
+from ._args import match_length
 
 if TYPE_CHECKING:
     from ..frontends.bgammon.client import BgammonAccount
@@ -68,15 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the password from FILE (first line)")
     parser.add_argument("--player", default="heuristic", metavar="SPEC",
                         help="agent spec that plays (default: heuristic)")
-    parser.add_argument("--length", type=int, default=5, metavar="N",
+    parser.add_argument("--length", type=match_length, default=5, metavar="N",
                         help="length of the matches bgbot hosts (default 5)")
     parser.add_argument("--match-name", default="", metavar="TEXT", help="table name")
     parser.add_argument("--greeting", default="", metavar="TEXT",
                         help="said when a match starts; {opponent} is replaced")
     parser.add_argument("--farewell", default="", metavar="TEXT",
                         help="said when a match ends; {opponent} is replaced")
-    parser.add_argument("--min-length", type=int, default=1, metavar="N")
-    parser.add_argument("--max-length", type=int, default=25, metavar="N")
+    parser.add_argument("--min-length", type=match_length, default=1, metavar="N")
+    parser.add_argument("--max-length", type=match_length, default=25, metavar="N")
     parser.add_argument("--min-rating", type=float, default=None, metavar="R")
     parser.add_argument("--max-rating", type=float, default=None, metavar="R")
     parser.add_argument("--allow", action="append", default=[], metavar="NAME",

@@ -15,6 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ._args import match_length
+
 _EPILOG = """\
 examples:
   bgbot ctl status                              is the daemon up, how busy is it
@@ -70,7 +72,7 @@ def _context_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="SPEC", help="agent to ask (default: the daemon's)")
     group = parser.add_argument_group(
         "context (only with a bare Position ID; a GNU BG ID or XGID carries its own)")
-    group.add_argument("--match-length", type=int, metavar="N", help="match length (default money)")
+    group.add_argument("--match-length", type=match_length, metavar="N", help="match length (default money)")
     group.add_argument("--score", metavar="MINE-THEIRS", help="score, e.g. 2-4 (asked player first)")
     group.add_argument("--cube", type=int, metavar="N", help="cube value (default 1)")
     group.add_argument("--owner", choices=("centre", "me", "opponent"), help="cube owner")
@@ -132,7 +134,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                  _cmd_match_start)
     start.add_argument("players", nargs=2, metavar="AGENT", help="agent specs, seat 0 first")
     kind = start.add_mutually_exclusive_group()
-    kind.add_argument("--length", type=int, default=7, metavar="N",
+    kind.add_argument("--length", type=match_length, default=7, metavar="N",
                       help="match length in points (default 7)")
     kind.add_argument("--money", action="store_true", help="a money session instead of a match")
     start.add_argument("--games", type=int, default=None, metavar="N",
@@ -364,18 +366,35 @@ def _cmd_match_start(args: argparse.Namespace, client: Any) -> int:
 
     if args.games is not None and not args.money:
         raise BgbotError("--games: only with --money (a match ends at its length)")
-    reply = client.match_start(
-        args.players, length=0 if args.money else args.length,
-        games=args.games if args.money else None, rules=_options(args.rule, "--rule") or None,
-        seed=args.seed, names=args.names)
-    match = reply["match"]
-    if args.json:
-        _print_json(reply)
-    else:
-        print(f"started match {match['match_id']}: {match['names'][0]} vs {match['names'][1]}, "
-              f"{_length_text(match)}, seed {reply['seed']}")
-    if args.watch:
-        return _watch(args, client, match["match_id"], None)
+    def start() -> str:
+        reply = client.match_start(
+            args.players, length=0 if args.money else args.length,
+            games=args.games if args.money else None,
+            rules=_options(args.rule, "--rule") or None, seed=args.seed, names=args.names)
+        match = reply["match"]
+        if args.json:
+            _print_json(reply)
+        else:
+            print(f"started match {match['match_id']}: {match['names'][0]} vs "
+                  f"{match['names'][1]}, {_length_text(match)}, seed {reply['seed']}")
+        sys.stdout.flush()
+        names.remember(match["match_id"], match["names"])
+        return str(match["match_id"])
+
+    names = _Names(client)
+    if not args.watch:
+        start()
+        return 0
+    try:  # every event from the match's start, whenever our subscription takes effect
+        for msg_type, content in client.follow(start):
+            if args.json:
+                _print_json({"msg_type": msg_type, "content": content})
+            elif msg_type != "match_started":  # the line above said it
+                match_id = str(content.get("match_id", ""))
+                print(describe_event(msg_type, content, partial(names.of, match_id)))
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 
@@ -529,6 +548,12 @@ class _Names:
 
 
 _RESIGN = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+
+
+def _dice_text(dice: Sequence[int]) -> str:
+    """A roll as the .mat writes it: the higher die first (``31``, never ``13``)."""
+    high, low = sorted((int(dice[0]), int(dice[1])), reverse=True)
+    return f"{high}{low}"
 _KIND = {1: "single", 2: "gammon", 3: "backgammon"}
 
 
@@ -542,13 +567,13 @@ def describe_event(msg_type: str, c: Mapping[str, Any], name: Callable[[int], st
         flag = " (Crawford)" if c["crawford"] else " (post-Crawford)" if c["post_crawford"] else ""
         return f"game {c['game']} starts at {c['score'][0]}-{c['score'][1]}{flag}"
     if msg_type == "rolled":
-        dice = f"{c['dice'][0]}{c['dice'][1]}"
+        dice = _dice_text(c["dice"])
         if c["opening"]:
             return game + (f"opening roll {dice}, tie" if c["seat"] < 0
                            else f"opening roll {dice}, {name(c['seat'])} starts")
         return game + f"{name(c['seat'])} rolls {dice}"
     if msg_type == "played":
-        dice = f"{c['dice'][0]}{c['dice'][1]}"
+        dice = _dice_text(c["dice"])
         return game + f"{name(c['seat'])} plays {dice}: {c['play'] or '(cannot move)'}"
     if msg_type == "doubled":
         return game + f"{name(c['seat'])} doubles to {c['cube']}"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import BgbotError
+from ._args import match_length
 
 _EPILOG = """\
 agents (NAME[:key=value,...]):
@@ -74,7 +75,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     mode = p.add_argument_group("what to play")
     mode.add_argument("--seed", type=int, default=1, metavar="S",
                       help="dice and noise seed; the same seed gives the same duel (default 1)")
-    mode.add_argument("--length", type=int, default=0, metavar="N",
+    mode.add_argument("--length", type=match_length, default=0, metavar="N",
                       help="N-point matches instead of money games; result = match wins, with "
                       "each game's match-winning chances from the MET")
     mode.add_argument("--cubeful", action="store_true",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, cast
 
+from ._args import match_length
+
 if TYPE_CHECKING:
     from ..frontends.fibs.client import FibsAccount
 
@@ -54,8 +56,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--greeting", default="", help="told to each new opponent ({opponent})")
     p.add_argument("--farewell", default="", help="told after each match ({opponent})")
     g = p.add_argument_group("invitation policy")
-    g.add_argument("--min-length", type=int, default=1)
-    g.add_argument("--max-length", type=int, default=25)
+    g.add_argument("--min-length", type=match_length, default=1)
+    g.add_argument("--max-length", type=match_length, default=25)
     g.add_argument("--unlimited", action="store_true", help="accept unlimited (money) matches")
     g.add_argument("--min-rating", type=float)
     g.add_argument("--max-rating", type=float)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..deciders import known_agents
 from ..core.rules import Rules
+from ._args import match_length
 
 _EPILOG = """\
 agents (NAME[:key=value,...]):
@@ -43,7 +44,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("agent_b", nargs="?", default="pubeval", metavar="B",
                    help="second agent; default pubeval")
     kind = p.add_mutually_exclusive_group()
-    kind.add_argument("--length", type=int, default=7, metavar="N",
+    kind.add_argument("--length", type=match_length, default=7, metavar="N",
                       help="match length in points (default 7)")
     kind.add_argument("--money", action="store_true", help="play a money session instead")
     p.add_argument("--games", type=int, default=100, metavar="N",

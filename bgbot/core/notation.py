@@ -37,6 +37,22 @@ from .errors import FormatError, IllegalAction
 BAR_POINT = 25
 OFF_POINT = 0
 
+MAX_DIGITS = 18
+"""Significant digits a written count may have: more is out of every range a codec reads, and
+Python's ``int`` refuses over 4,300 digits with a bare `ValueError` (not a `FormatError`)."""
+
+
+def read_int(field: str, text: str) -> int:
+    """The integer ``text`` writes (decimal digits, an optional sign), for codecs; raises
+    `FormatError` naming ``field`` for a number too long to mean anything or for non-digits."""
+    significant = text.strip().lstrip("+-").lstrip("0")
+    if len(significant) > MAX_DIGITS:
+        raise FormatError(field, text, f"a number of {len(significant)} digits is out of range")
+    try:
+        return int(text)
+    except ValueError:
+        raise FormatError(field, text, "must be a decimal integer") from None
+
 
 class Step(NamedTuple):
     """One chequer moved by one die: points in the mover's numbering, 25 = bar, 0 = off."""
@@ -267,7 +283,7 @@ def parse_chains(text: str, point: Callable[[int], int] = _identity) -> list[Cha
         value = match.group(kind) if kind else ""
         if kind in ("num", "bar", "off"):
             if kind == "num":
-                number = int(value)
+                number = read_int("point", value)
                 if number > BAR:
                     raise FormatError("point", value,
                                       f"points run from 0 (off) to 25 (bar), in {text!r}")
@@ -289,12 +305,12 @@ def parse_chains(text: str, point: Callable[[int], int] = _identity) -> list[Cha
                 raise FormatError("move", text, "'*' must follow a point")
         elif kind == "rep":
             count_text = value.strip()
-            if not count_text.isdigit() or not 1 <= int(count_text) <= 4:
+            if not count_text.isdecimal() or not 1 <= read_int("repeat count", count_text) <= 4:
                 raise FormatError("repeat count", f"({count_text})",
                                   f"must be (1) to (4), in {text!r}")
             if current is None or joined or last == "rep" or len(current) < 2:
                 raise FormatError("move", text, "a repeat count (n) must follow a move such as 8/5")
-            repeat = int(count_text)
+            repeat = read_int("repeat count", count_text)
         elif kind == "comma":
             if joined:
                 raise FormatError("move", text, "a move cannot end with a separator")

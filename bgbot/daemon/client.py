@@ -23,7 +23,8 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Generic, Iterator, Mapping, Sequence, TypeVar, cast
+from typing import (Any, AsyncIterator, Awaitable, Callable, Generic, Iterator, Mapping, Sequence,
+                    TypeVar, cast)
 
 import zmq
 import zmq.asyncio
@@ -161,7 +162,10 @@ class _Requests(Generic[R]):
     def match_list(self, state: str = "all", limit: int = 100) -> R:
         return self.request("match_list", state=state, limit=limit)
 
-    def match_get(self, match_id: str, *, mat: bool = False) -> R:
+    def match_get(self, match_id: str, *, mat: bool = False, events: bool = False) -> R:
+        """One match in detail; ``events`` (protocol 1.2): with its numbered events so far."""
+        if events:
+            return self.request("match_get", match_id=match_id, mat=mat, events=True)
         return self.request("match_get", match_id=match_id, mat=mat)
 
     def match_abort(self, match_id: str, reason: str | None = None) -> R:
@@ -383,6 +387,62 @@ class Client(_Core, _Requests[dict[str, Any]]):
                 event = self._event(frames[1:], signer)
                 if event is not None:
                     yield event
+        finally:
+            sub.close(0)
+
+    def follow(self, start: Callable[[], str], *,
+               timeout: float | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every event of one match from its very start, in order and none twice (SPEC §9,
+        "Seeing a match from its start", protocol 1.2), as (msg_type, content).
+
+        Subscribes to every match, then calls ``start`` (which starts the match and returns
+        its id), then yields the events ``match_get`` with ``events`` gives and after them the
+        live ones with a higher ``n`` (and the daemon's ``match_started`` / ``match_aborted``),
+        until ``match_ended`` or ``match_aborted``. ``timeout``: stop after that many seconds
+        without an event (None: never)."""
+        topic_prefix = self._topic(None)
+        sub = self._context.socket(zmq.SUB)
+        try:
+            self._configure(sub)
+            sub.setsockopt(zmq.SUBSCRIBE, topic_prefix)
+            sub.connect(self.events_endpoint)
+            signer = Signer(self.key)
+            match_id = start()
+            topic = self._topic(match_id)
+            done = 0
+            so_far = self.request("match_get", match_id=match_id, events=True)
+            for item in so_far["events"]:
+                done = int(item["content"]["n"])
+                yield str(item["msg_type"]), dict(item["content"])
+                if item["msg_type"] == "match_ended":
+                    return
+            state = so_far["match"]["state"]
+            if state in ("aborted", "failed"):  # ended before our subscription took effect
+                yield "match_aborted", {"match_id": match_id, "state": state,
+                                        "reason": so_far.get("error") or state}
+                return
+            idle = 0.0
+            while True:
+                if not sub.poll(_POLL_SLICE_MS, zmq.POLLIN):
+                    idle += _POLL_SLICE_MS / 1000
+                    if timeout is not None and idle >= timeout:
+                        return
+                    continue
+                idle = 0.0
+                frames = sub.recv_multipart()
+                if frames[0] != topic:
+                    continue
+                event = self._event(frames[1:], signer)
+                if event is None:
+                    continue
+                number = event.content.get("n")
+                if isinstance(number, int):
+                    if number <= done:
+                        continue  # already given (by match_get, or published twice)
+                    done = number
+                yield event.msg_type, dict(event.content)
+                if event.msg_type in ("match_ended", "match_aborted"):
+                    return
         finally:
             sub.close(0)
 

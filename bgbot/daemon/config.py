@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import BgbotError, FormatError
+from ..formats.gnubgid import LONGEST_MATCH
 from ..frontends import kinds
 from ..frontends.accounts import ServerAccountConfig
 from ..frontends.kinds import check_account, server_kinds
@@ -64,6 +65,9 @@ class DaemonConfig:
     """state.db lives here; "" = $STATE_DIRECTORY, else the per-user default (bgbot.daemon.paths)."""
     logs_dir: str = ""
     """.mat files of hosted matches; "" = $LOGS_DIRECTORY, else the per-user default."""
+    mat_errors: str = "stop"
+    """A .mat file that cannot be written: "stop" parks the match (and refuses new ones while
+    logs_dir cannot be written), "continue" plays on without the log."""
     runtime_dir: str = ""
     """ipc:// sockets; "" = $RUNTIME_DIRECTORY, else the per-user default."""
     stop_timeout: float = 60.0
@@ -555,6 +559,9 @@ def _validate(config: Config, locate: _Locator) -> None:
                                             f"got {config.logging.level!r}")
     if config.logging.format not in ("text", "json"):
         raise locate.error("logging.format", f"expected text or json, got {config.logging.format!r}")
+    if config.daemon.mat_errors not in ("stop", "continue"):
+        raise locate.error("daemon.mat_errors",
+                           f"expected stop or continue, got {config.daemon.mat_errors!r}")
     if config.store.journal_sync not in ("normal", "full"):
         raise locate.error("store.journal_sync",
                            f"expected normal or full, got {config.store.journal_sync!r}")
@@ -612,6 +619,9 @@ def _validate(config: Config, locate: _Locator) -> None:
             if account.max_length < account.min_length:
                 raise locate.error(f"{prefix}.max_length", f"must be at least min_length "
                                                            f"({account.min_length})")
+            if account.max_length > LONGEST_MATCH:
+                raise locate.error(f"{prefix}.max_length", f"matches are at most {LONGEST_MATCH} "
+                                   f"points long (gnubg's limit), got {account.max_length}")
             for key in ("min_rating", "max_rating", "min_experience", "max_experience",
                         "cooldown", "keepalive"):
                 positive(f"{prefix}.{key}", getattr(account, key), 0)

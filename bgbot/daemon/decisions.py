@@ -101,6 +101,14 @@ def _request(msg_type: str, content: Mapping[str, Any]) -> DecisionRequest:
                             "here (Crawford game, cube owned by the opponent, dead cube, cube "
                             "limit or cubeless rules)",
                             {"field": field, "reason": "no double is possible"})
+    if msg_type == "take_decision_request":
+        refusal = request.context.swapped().double_refusal()  # the doubler's view
+        if refusal is not None:
+            text = str(content.get("position", ""))
+            field = "position" if (":" in text or "=" in text) else "context"
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"{field}: the player on roll could not "
+                                f"have doubled: {refusal}",
+                                {"field": field, "reason": "no double is possible"})
     return request
 
 

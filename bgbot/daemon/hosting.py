@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import datetime as _dt
 import logging
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ from ..players.base import Context, TakeDecision
 from ..referee import events as ev
 from ..util import write_atomically
 from ..referee.referee import Referee, Resume
-from ..referee.series import dice_for
+from ..referee.series import dice_for, match_seed
+from .wire import match_events
 from .store import (
     GameRow,
     JournalEntry,
@@ -42,6 +44,7 @@ from .store import (
     MatchState,
     ResumedDice,
     Store,
+    StoreError,
     journal_action,
     replay,
 )
@@ -132,6 +135,9 @@ class PacedAgent(Agent):
         await self._barrier()
         return await self.inner.accept_resignation(position, context, value)
 
+    def reseed(self, key: str) -> None:
+        self.inner.reseed(key)
+
     async def start(self) -> None:
         await self.inner.start()
 
@@ -164,6 +170,12 @@ class HostedMatch:
     task: asyncio.Task[None] | None = None
     referee: Referee | None = None
     stop_reason: str | None = None
+    stop_error: str | None = None
+    """Why the match was parked by itself (its .mat file could not be written)."""
+    mat_failed: bool = False
+    """A write of its .mat file failed (logged once)."""
+    numbered: int = 0
+    """Events of this match numbered so far (``n`` of the last one; `MatchHost.next_number`)."""
     settled: bool = False
     """`_run` ran to its end (a task cancelled before its first step never runs at all)."""
     state: MatchState = MatchState.RUNNING
@@ -193,8 +205,10 @@ class MatchHost:
     """Plays hosted matches in this process (see the module docstring)."""
 
     def __init__(self, store: Store, publish: Publish, *, event_item: EventSink,
-                 on_state: StateSink | None = None) -> None:
+                 on_state: StateSink | None = None, mat_errors: str = "stop") -> None:
         self.store = store
+        self.mat_errors = mat_errors
+        """A .mat write that fails: "stop" parks the match, "continue" plays on without it."""
         self.journal = GroupJournal(store, publish)
         self.event_item = event_item
         self.on_state = on_state
@@ -203,11 +217,37 @@ class MatchHost:
         # goes on playing the other matches meanwhile; the journal stays the truth.
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mat")
 
-    def _write_mat(self, path: Path, text: str) -> asyncio.Future[bool]:
+    def _write_mat(self, path: Path, text: str,
+                   hosted: HostedMatch | None = None) -> asyncio.Future[bool]:
+        """Write a match's .mat file in the writer thread; a failure is `_mat_failed`'s."""
         future = asyncio.get_running_loop().run_in_executor(self._writer, write_atomically,
                                                             path, text)
-        future.add_done_callback(_log_write_failure)
+        future.add_done_callback(lambda done: self._mat_written(done, path, hosted))
         return future
+
+    def _mat_written(self, future: asyncio.Future[bool], path: Path,
+                     hosted: HostedMatch | None) -> None:
+        if future.cancelled() or future.exception() is None:
+            return
+        error = future.exception()
+        reason = getattr(error, "strerror", None) or str(error)
+        message = f"cannot write the match log {path}: {reason}"
+        if hosted is None:
+            log.error("%s", message)
+            return
+        match_id = hosted.row.id
+        if self.mat_errors == "continue":
+            if not hosted.mat_failed:
+                log.error("match %s: %s; it goes on without its log (mat_errors = continue); "
+                          "the journal keeps every action", match_id, message)
+            hosted.mat_failed = True
+            return
+        hosted.mat_failed = True
+        if hosted.stop_reason is None and hosted.task is not None and not hosted.task.done():
+            log.error("match %s: %s; the match is parked (mat_errors = stop) and resumes "
+                      "when the daemon starts again", match_id, message)
+            hosted.stop_error = message
+            self.stop(match_id, "park")
 
     def close(self) -> None:
         """Wait for the pending .mat writes."""
@@ -254,6 +294,13 @@ class MatchHost:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    def next_number(self, match_id: str) -> int:
+        """The ``n`` of the match's next event (protocol 1.2): its place in `match_events`'s
+        sequence, which a resumed match continues from its journal."""
+        hosted = self.matches[match_id]
+        hosted.numbered += 1
+        return hosted.numbered
+
     def mat_text(self, match_id: str) -> str | None:
         hosted = self.matches.get(match_id)
         return None if hosted is None else hosted.mat_text()
@@ -274,9 +321,18 @@ class MatchHost:
 
     # ----------------------------------------------------------------- one match
 
-    def _set_state(self, hosted: HostedMatch, state: MatchState, error: str | None = None) -> None:
+    def _set_state(self, hosted: HostedMatch, state: MatchState, error: str | None = None,
+                   *, best_effort: bool = False) -> None:
+        """Record the match's new state and tell the daemon; ``best_effort``: a store that
+        cannot be written (it is why the match stops) does not keep the daemon from knowing."""
         hosted.state = state
-        self.store.set_state(hosted.row.id, state, error)
+        try:
+            self.store.set_state(hosted.row.id, state, error)
+        except StoreError:
+            if not best_effort:
+                raise
+            log.error("match %s: its state (%s) cannot be recorded; the store keeps the last "
+                      "committed one", hosted.row.id, state.value)
         if self.on_state is not None:
             self.on_state(hosted.row.id, state, error)
 
@@ -287,14 +343,26 @@ class MatchHost:
             agents = match_agents(row.spec)
             await self._play(hosted, agents)
         except asyncio.CancelledError:
-            self._settle_stop(hosted)
+            try:
+                self._settle_stop(hosted)
+            except StoreError as exc:
+                log.error("match %s: parking it failed: %s; it resumes from its last committed "
+                          "action when the daemon starts again", row.id, exc)
+                self._set_state(hosted, MatchState.SUSPENDED, str(exc), best_effort=True)
+        except StoreError as exc:
+            # The journal cannot be written (a full disk, a read-only state.db): the match
+            # stops here; what was committed stays, and it resumes from there on the next start.
+            log.error("match %s stopped: %s; it resumes from its last committed action when "
+                      "the daemon starts again", row.id, exc)
+            self._set_state(hosted, MatchState.SUSPENDED, str(exc), best_effort=True)
         except Exception as exc:
             log.error("match %s failed: %s", row.id, exc, exc_info=True)
             try:
                 self.journal.flush()
             except Exception:
                 log.exception("match %s: journal flush failed", row.id)
-            self._set_state(hosted, MatchState.FAILED, f"{type(exc).__name__}: {exc}")
+            self._set_state(hosted, MatchState.FAILED, f"{type(exc).__name__}: {exc}",
+                            best_effort=True)
         finally:
             hosted.settled = True
             if agents is not None:
@@ -310,10 +378,14 @@ class MatchHost:
         row = hosted.row
         self.journal.flush(durable=True)
         if hosted.stop_reason == "abort":
-            self._writer.submit(write_atomically, row.mat_path, hosted.mat_text()).result()
+            try:
+                self._writer.submit(write_atomically, row.mat_path, hosted.mat_text()).result()
+            except OSError as exc:
+                log.error("match %s: cannot write the match log %s: %s", row.id, row.mat_path,
+                          exc.strerror or exc)
             self._set_state(hosted, MatchState.ABORTED, "aborted on request")
         else:
-            self._set_state(hosted, MatchState.SUSPENDED)
+            self._set_state(hosted, MatchState.SUSPENDED, hosted.stop_error)
 
     async def _play(self, hosted: HostedMatch, agents: tuple[Agent, Agent]) -> None:
         row = hosted.row
@@ -324,6 +396,8 @@ class MatchHost:
         hosted.record.names = names
         for done in state.finished:
             hosted.record.add_game(done)
+        played = state.finished + ([state.current] if state.current is not None else [])
+        hosted.numbered = len(match_events(mid, spec.length, spec.rules, played))
         dice = dice_for(spec.seed, 0, False)
         if state.current is not None:
             dice = ResumedDice(dice, state.number - 1, state.openings, state.rolls)
@@ -346,19 +420,21 @@ class MatchHost:
                                               outcome=event.outcome), item)
                 self.journal.flush(durable=True)
                 hosted.record.add_game(event.record)
-                self._write_mat(row.mat_path, format_match(hosted.record))
+                self._write_mat(row.mat_path, format_match(hosted.record), hosted)
             else:
                 self.journal.add(mid, None, item)
 
         paced = (PacedAgent(agents[0], self.journal.barrier),
                  PacedAgent(agents[1], self.journal.barrier))
         referee = Referee(paced, dice, length=spec.length, games=spec.games, rules=spec.rules,
-                          listeners=[on_event], match_id=mid, names=names)
+                          listeners=[on_event], match_id=mid, names=names,
+                          seed=match_seed(spec.seed, 0, False))
         for agent in agents:
             await agent.start()
         self._set_state(hosted, MatchState.RUNNING)
         if state.finished:
-            await self._write_mat(row.mat_path, format_match(hosted.record))
+            with contextlib.suppress(OSError):  # reported (and acted on) by _mat_written
+                await self._write_mat(row.mat_path, format_match(hosted.record), hosted)
         if state.current is not None:
             log.info("match %s: resuming game %d after %d journalled actions", mid, number,
                      seq - 1)
@@ -367,17 +443,16 @@ class MatchHost:
                                     announce_end=False)
         self.journal.flush(durable=True)
         self.store.finish_match(mid, result.score, result.winner, result.played)
-        await self._write_mat(row.mat_path, format_match(hosted.record))
+        try:  # the match is over and journalled: a log that cannot be written does not undo it
+            await self._write_mat(row.mat_path, format_match(hosted.record))
+        except OSError as exc:
+            log.error("match %s finished, but its log %s cannot be written: %s", mid,
+                      row.mat_path, exc.strerror or exc)
         hosted.state = MatchState.FINISHED
         on_event(ev.MatchEnded(mid, result.score, result.winner, result.played))
         self.journal.flush()
         if self.on_state is not None:
             self.on_state(mid, MatchState.FINISHED, None)
-
-
-def _log_write_failure(future: asyncio.Future[bool]) -> None:
-    if not future.cancelled() and future.exception() is not None:
-        log.error("writing a .mat file failed: %s", future.exception())
 
 
 def game_gnubgid(game: Game) -> str:

@@ -13,6 +13,7 @@ import datetime as _dt
 from collections import deque
 import itertools
 import logging
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -143,6 +144,8 @@ class MatchManager:
             raise ProtocolError(ErrorCode.BUSY, f"{self.active} matches are playing, the limit "
                                 f"is {self.max_matches}; try again later",
                                 {"active": self.active, "limit": self.max_matches})
+        if self.settings.mat_errors == "stop":
+            self._check_logs_dir()
         match_id = uuid.uuid4().hex[:12]
         now = _dt.datetime.now()
         if not (spec.names[0] and spec.names[1]):
@@ -155,6 +158,18 @@ class MatchManager:
             "match": match_id, "players": f"{spec.agent_a} vs {spec.agent_b}",
             "length": spec.length, "seed": spec.seed, "mat": str(path)}})
         return row
+
+    def _check_logs_dir(self) -> None:
+        """Refuse a match whose .mat file could not be written (``mat_errors = "stop"``)."""
+        try:
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.logs_dir, prefix=".probe-"):
+                pass
+        except OSError as exc:
+            raise ProtocolError(
+                ErrorCode.BAD_STATE, f"the match log folder {self.logs_dir} cannot be written: "
+                f"{exc.strerror or exc} (daemon.mat_errors = \"stop\")",
+                {"path": str(self.logs_dir)}) from None
 
     async def abort(self, match_id: str, reason: str | None, timeout: float = 10.0) -> MatchRow:
         row = self.store.get_match(match_id)
@@ -309,7 +324,8 @@ class MatchManager:
             return
         worker.matches.discard(match_id)
         if state is MatchState.SUSPENDED and not self.stopping:
-            log.warning("match %s was parked by its worker", match_id)
+            log.warning("match %s was parked by its worker%s", match_id,
+                        f": {error}" if error else "")
         self._ended(match_id, state, error)
 
     def _ended(self, match_id: str, state: MatchState, error: str | None) -> None:

@@ -58,7 +58,7 @@ __all__ = [
     "write_key",
 ]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """The protocol version (``MAJOR.MINOR``); SPEC.md states the same (a test checks)."""
 DELIMITER = b"BGB1"
 """The first frame of every message: marks where the envelope starts and carries the major
@@ -129,6 +129,10 @@ class ProtocolError(BgbotError):
         self.code = code
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
+        if code is ErrorCode.BAD_VALUE:  # the spec promises both keys on every bad_value
+            field, colon, rest = message.partition(": ")
+            self.details.setdefault("field", field if colon and " " not in field else "")
+            self.details.setdefault("reason", rest if colon and " " not in field else message)
         self.msg_id = msg_id
 
     def reply(self) -> Message:
@@ -515,7 +519,8 @@ class Signer:
         if size > MAX_MESSAGE_BYTES:
             raise ProtocolError(ErrorCode.TOO_LARGE,
                                 f"message of {size} bytes; the limit is {MAX_MESSAGE_BYTES}",
-                                {"size": size, "limit": MAX_MESSAGE_BYTES})
+                                {"size": size, "limit": MAX_MESSAGE_BYTES},
+                                msg_id=peek_id(bytes(frames[2])))
         delimiter, signature, header_raw, parent_raw, content_raw = (bytes(f) for f in frames)
         if delimiter != DELIMITER:
             if _OTHER_DELIMITER.match(delimiter):
@@ -533,11 +538,11 @@ class Signer:
             if not signature:
                 raise ProtocolError(ErrorCode.UNAUTHORIZED,
                                     "the message is not signed and this side requires signatures",
-                                    msg_id=_peek_id(header_raw))
+                                    msg_id=peek_id(header_raw))
             if not hmac.compare_digest(signature, expected):
                 raise ProtocolError(ErrorCode.UNAUTHORIZED,
                                     "bad signature: the two sides do not use the same key",
-                                    msg_id=_peek_id(header_raw))
+                                    msg_id=peek_id(header_raw))
         header = _unpack(header_raw, "header")
         hint = header.get("msg_id")
         msg_id, msg_type, version, stamp, session = _header_fields(
@@ -594,7 +599,7 @@ class Signer:
             del seen[first]
 
 
-def _peek_id(header_raw: bytes) -> str | None:
+def peek_id(header_raw: bytes) -> str | None:
     """Best effort: the msg_id of a header we are about to reject, to parent the error."""
     try:
         header = msgpack.unpackb(header_raw, raw=False, strict_map_key=True,

@@ -79,12 +79,14 @@ from .protocol import (
     error_reply,
     frontend_topic,
     new_message,
+    peek_id,
     reply_type,
     split_identities,
 )
 from .requests import check_handlers, handlers, handles
-from .store import MatchSpec, MatchState, Store, StoreError
-from .wire import rules_from_wire, rules_to_wire
+from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from ..util import die_with_parent
+from .wire import match_events, rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ def _worker_settings(config: Config) -> WorkerSettings:
         default_agent=config.agents.default,
         max_candidates=config.limits.max_candidates,
         player_cache=config.limits.player_cache,
+        mat_errors=config.daemon.mat_errors,
     )
 
 
@@ -454,7 +457,8 @@ class Daemon:
             limit = self.config.control.max_message_bytes
             if size > limit:
                 raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {size} bytes; the limit "
-                                    f"is {limit}", {"size": size, "limit": limit})
+                                    f"is {limit}", {"size": size, "limit": limit},
+                                    msg_id=peek_id(envelope[2]) if len(envelope) > 2 else None)
             msg = self.signer.deserialize(envelope)
             check_request(msg)
         except ProtocolError as exc:
@@ -761,6 +765,9 @@ class Daemon:
         }
         if snapshot:
             summary["game"] = snapshot["game"]
+        if msg.content.get("events"):
+            reply["events"] = [{"msg_type": kind, "content": content}
+                               for kind, content in self._events_so_far(row)]
         if msg.content.get("mat"):
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
@@ -770,6 +777,18 @@ class Daemon:
                 except OSError:
                     reply["mat"] = ""
         return reply
+
+    def _events_so_far(self, row: MatchRow) -> list[tuple[str, dict[str, Any]]]:
+        """The numbered events of a match, rebuilt from its journal (`wire.match_events`)."""
+        store = self.store
+        assert store is not None
+        state = replay(row.spec, store.journal(row.id), store.games(row.id))
+        games = state.finished + ([state.current] if state.current is not None else [])
+        result = store.result(row.id) if row.state is MatchState.FINISHED else None
+        ended = None if result is None else (
+            (int(result["score"][0]), int(result["score"][1])), result["winner"],
+            int(result["games"]))
+        return match_events(row.id, row.spec.length, row.spec.rules, games, ended)
 
     @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:
@@ -961,7 +980,7 @@ async def _warm_caches() -> None:
             sys.executable, "-c",
             "from bgbot.players.bearoff import default_database; default_database()",
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE)
+            stderr=asyncio.subprocess.PIPE, preexec_fn=die_with_parent)  # never an orphan
         _, err = await proc.communicate()
     except OSError as exc:
         log.warning("could not prepare the player caches: %s", exc)

@@ -252,21 +252,37 @@ class Store:
 
     @contextlib.contextmanager
     def _transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; ``durable`` commits with synchronous=FULL."""
+        """BEGIN IMMEDIATE ... COMMIT; ``durable`` commits with synchronous=FULL.
+
+        SQLite's failures to write (a full disk, a read-only file or folder, an I/O error)
+        become a `StoreError` naming the file; the transaction is rolled back, so the store
+        holds what it held before it."""
         db = self._db
-        if durable and self._sync != "FULL":
-            db.execute("PRAGMA synchronous=FULL")
         try:
-            self._begin()
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        finally:
             if durable and self._sync != "FULL":
-                db.execute(f"PRAGMA synchronous={self._sync}")
+                db.execute("PRAGMA synchronous=FULL")
+            try:
+                self._begin()
+                try:
+                    yield db
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise
+                try:
+                    db.execute("COMMIT")
+                except sqlite3.Error:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise
+            finally:
+                if durable and self._sync != "FULL":
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute(f"PRAGMA synchronous={self._sync}")
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.IntegrityError):
+                raise
+            raise StoreError(f"cannot write the journal {self.path}: {exc}") from None
 
     # ----------------------------------------------------------------- matches
 

@@ -9,11 +9,12 @@ a ProtocolError BAD_VALUE that names the field.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..core import game
 from ..core.context import Context, CubeOwner
 from ..core.errors import BgbotError
+from ..core.match import Match
 from ..core.position import Position, check_dice
 from ..core.rules import Rules
 from ..formats.gnubgid import MatchState
@@ -264,6 +265,34 @@ def event_content(event: ev.Event) -> tuple[str, dict[str, Any]] | None:
             "games": event.games,
         }
     raise TypeError(f"not a referee event: {event!r}")
+
+
+def match_events(match_id: str, length: int, rules: Rules, games: Sequence[game.Game],
+                 ended: tuple[tuple[int, int], int | None, int] | None = None
+                 ) -> list[tuple[str, dict[str, Any]]]:
+    """Every event a hosted match has published, rebuilt from its games (as the journal
+    replays them), in order and numbered (``n`` = 1, 2, ...): the events `event_content` makes
+    of the referee's events, game by game; ``ended`` (score, winner, games) adds
+    ``match_ended``. The daemon's own ``match_started`` and ``match_aborted`` are not in the
+    sequence (they carry no ``n``). ``match_get`` answers ``events`` with this list, and a
+    match worker numbers each new event after it (protocol 1.2)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    match = Match(length, rules)
+    for number, played in enumerate(games, 1):
+        events: list[ev.Event] = [ev.GameStarted(match_id, number, match.score, played.crawford,
+                                                 played.post_crawford)]
+        events += [ev.Acted(match_id, number, action) for action in played.history]
+        if played.outcome is not None:
+            match.record(played.outcome)
+            events.append(ev.GameEnded(match_id, number, played.outcome, match.score, played))
+        found += [item for item in map(event_content, events) if item is not None]
+    if ended is not None:
+        score, winner, count = ended
+        found.append(("match_ended", {"match_id": match_id, "score": list(score),
+                                      "winner": winner, "games": count}))
+    for n, (_, content) in enumerate(found, 1):
+        content["n"] = n
+    return found
 
 
 _CUBE_EVENTS = {game.Doubled: "doubled", game.Taken: "taken", game.Dropped: "dropped",

@@ -21,8 +21,6 @@ worker writing to the journal of a match the next daemon resumes.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import itertools
 import logging
 import multiprocessing.connection
@@ -41,6 +39,7 @@ from ..agents.base import Agent, PlayerAgent
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
 from ..deciders import create_agent
+from ..util import die_with_parent
 from ..players.base import Context, TakeDecision
 from .decisions import is_quick
 from .protocol import ErrorCode, ProtocolError
@@ -70,6 +69,8 @@ class WorkerSettings:
     """HeuristicEvaluator.CACHE_LIMIT in the worker (0 = leave the evaluator's default)."""
     nice: int = 5
     """Match workers lower their priority by this much, so the daemon's loop comes first."""
+    mat_errors: str = "stop"
+    """A .mat file that cannot be written: "stop" parks the match, "continue" plays on."""
 
 
 # ============================================================================ in the child
@@ -77,12 +78,7 @@ class WorkerSettings:
 
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL us when the daemon dies; exit now if it already has."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
+    die_with_parent()
     if os.getppid() != parent:
         os._exit(0)
 
@@ -140,8 +136,16 @@ async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
     def on_state(match_id: str, state: MatchState, error: str | None) -> None:
         send(("state", match_id, state.value, error))
 
+    def event_item(match_id: str, event: Any) -> Any:
+        """The event's message, numbered in its match (``n``, protocol 1.2)."""
+        found = event_message(event)
+        if found is not None:
+            found[1].content["n"] = host.next_number(match_id)
+        return found
+
     host = MatchHost(store, lambda items: send(("events", items)),
-                     event_item=lambda _mid, event: event_message(event), on_state=on_state)
+                     event_item=event_item, on_state=on_state,
+                     mat_errors=settings.mat_errors)
 
     def on_command() -> None:
         try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..util import die_with_parent
 from .gnubg import DEFAULT_BINARY, MAX_PLIES, find_gnubg, gnubg_command, gnubg_environment
 from .process import EngineError
 
@@ -282,6 +283,7 @@ def analyze_match(
                 cwd=directory,
                 env=gnubg_environment(directory),
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         except subprocess.TimeoutExpired as exc:
             raise AnalysisError(f"gnubg took longer than {timeout:g} s to analyse {source}") from exc

@@ -10,6 +10,8 @@ start it, open its channel, shake hands and say goodbye:
   the dialect does not read) logged by daemon threads, and a finalizer that kills the group if
   the object is dropped unclosed, so a crashed caller leaves no engine behind;
 * handshake: the dialect's, within ``start_timeout``;
+* start (`start`): a launch that fails (the engine dies or hangs in its handshake) is tried
+  again, ``retries`` times, as a request is;
 * requests (`request`): one at a time per event loop (a lock), each within its time limit; a
   process that dies, hangs or closes its channel is killed (its whole group), started again and
   the request sent again, ``retries`` times, then `EngineUnavailable`;
@@ -40,6 +42,7 @@ from typing import IO, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 from ..agents.base import Agent
 from ..core.errors import BgbotError
+from ..util import die_with_parent
 
 __all__ = [
     "EngineAgent",
@@ -317,10 +320,24 @@ class EngineProcess(ABC):
     # ----------------------------------------------------------------- public
 
     async def start(self) -> None:
-        """Start the engine now (requests start it on demand anyway)."""
+        """Start the engine now (requests start it on demand anyway). A start that fails (the
+        engine dies or hangs before its handshake is done) is tried again, `retries` times, as
+        a request is; then `EngineUnavailable`. A missing engine or a refused setting is not
+        retried."""
         async with self._lock():
-            if not self.running:
-                await self._launch()
+            failure = "no attempt"
+            for attempt in range(self.retries + 1):
+                if self.running:
+                    return
+                try:
+                    await self._launch()
+                    return
+                except EngineUnavailable as exc:
+                    failure = str(exc)
+                self.log.warning("%s failed to start, attempt %d of %d: %s", self.title,
+                                 attempt + 1, self.retries + 1, failure)
+            raise EngineUnavailable(f"{self.label} did not start in {self.retries + 1} "
+                                    f"attempts: {failure}")
 
     async def request(self, exchange: Callable[[LineChannel], Awaitable[T]], timeout: float,
                       what: str) -> T:
@@ -383,7 +400,8 @@ class EngineProcess(ABC):
             process = subprocess.Popen(
                 list(spec.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=spec.cwd,
-                env=dict(spec.env) if spec.env is not None else None, start_new_session=True)
+                env=dict(spec.env) if spec.env is not None else None, start_new_session=True,
+                preexec_fn=die_with_parent)  # its own session, yet it dies with us
         except (FileNotFoundError, PermissionError) as exc:
             raise EngineNotFound(f"cannot run {self.label} {spec.argv[0]!r}: {exc}") from exc
         except OSError as exc:

@@ -30,6 +30,7 @@ from enum import Enum
 
 from ..core.context import Context, CubeOwner
 from ..core.errors import FormatError
+from ..core.notation import MAX_DIGITS
 from ..core.position import CHEQUERS, Position
 from ..core.rules import Rules
 
@@ -404,6 +405,8 @@ def parse_board(line: str | bytes, dialect: Dialect, *, my_seat: int | None = No
 def _integer(token: str, k: int) -> int:
     if not _INT.fullmatch(token):
         raise _fail(k, token, "expected an integer")
+    if len(token.lstrip("-").lstrip("0")) > MAX_DIGITS:
+        raise _fail(k, token, "a number out of range")
     return int(token)
 
 

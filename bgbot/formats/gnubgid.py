@@ -45,6 +45,8 @@ __all__ = [
     "MatchState",
     "MAX_CUBE",
     "MAX_LENGTH",
+    "LONGEST_MATCH",
+    "check_match_length",
     "decode_match_id",
     "encode_match_id",
     "decode_gnubgid",
@@ -59,6 +61,19 @@ MAX_CUBE = 1 << 15
 """The largest cube a Match ID can hold (4 bits of log2)."""
 MAX_LENGTH = (1 << 15) - 1
 """The largest match length or score a Match ID can hold (15 bits)."""
+LONGEST_MATCH = 64
+"""The longest match bgbot plays: gnubg's own limit (its MAXSCORE) and the length of the longest
+match equity table; every boundary that takes a match length refuses more."""
+
+
+def check_match_length(field: str, length: object) -> int:
+    """``length`` if it is 0 (money) .. `LONGEST_MATCH`; else a `FormatError` naming ``field``."""
+    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        raise FormatError(field, length, "a match length is 0 (money) or a whole number of points")
+    if length > LONGEST_MATCH:
+        raise FormatError(field, length, f"matches are at most {LONGEST_MATCH} points long "
+                                         "(gnubg's limit)")
+    return length
 
 _MATCH_ID_CHARS = 12
 _MATCH_ID_BYTES = 9

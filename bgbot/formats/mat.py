@@ -74,9 +74,10 @@ from ..core.game import (
     Rolled,
     Taken,
 )
-from ..core.notation import parse_chains, play_from_chains
+from ..core.notation import parse_chains, play_from_chains, read_int
 from ..core.position import Play, Position
 from ..core.rules import Rules
+from .gnubgid import LONGEST_MATCH
 
 __all__ = [
     "GameRecord",
@@ -567,6 +568,16 @@ class _Parser(Generic[T]):
     def fail(self, reason: str, seat: int | None = None, text: str | None = None) -> None:
         self.visitor.handle_error(MatFormatError(reason, self.where(seat, text)))
 
+    def number(self, digits: str, what: str, seat: int | None = None,
+               text: str | None = None) -> int | None:
+        """The count a pattern's run of digits writes, or None (the error reported) for one too
+        long to mean anything."""
+        try:
+            return read_int(what, digits)
+        except FormatError as exc:
+            self.fail(f"{what}: {exc.reason}", seat, text)
+            return None
+
     def call(self, seat: int | None, text: str | None, name: str, *args: object) -> None:
         location = self.where(seat, text)
         self.visitor.location = location
@@ -612,7 +623,10 @@ class _Parser(Generic[T]):
                 continue
             found = _MATCH_LINE.match(line) or _MATCH_OF.match(line)
             if found:
-                length = int(found.group(1))
+                length = self.number(found.group(1), "match length", text=stripped)
+                if length is not None and length > LONGEST_MATCH:
+                    self.fail(f"matches are at most {LONGEST_MATCH} points long (gnubg's limit)",
+                              text=stripped)
             # gnubg skips anything else before the match line
         self.call(None, None, "begin_match", length, tags, comments)
         self.body()
@@ -634,7 +648,8 @@ class _Parser(Generic[T]):
             if game_line:
                 if in_game:
                     self.call(None, None, "end_game")
-                in_game = self.begin_game(int(game_line.group(1)))
+                number = self.number(game_line.group(1), "game number", text=stripped)
+                in_game = number is not None and self.begin_game(number)
                 continue
             if not in_game:
                 self.fail("expected 'Game N' before the moves", text=stripped)
@@ -658,7 +673,11 @@ class _Parser(Generic[T]):
             name, comma, rating = found.group(group).partition(",")
             names.append(" ".join(name.split()))
             ratings.append(rating.strip() if comma else None)
-        scores = (int(found.group(2)), int(found.group(4)))
+        first = self.number(found.group(2), "score", text=line)
+        second = self.number(found.group(4), "score", text=line)
+        if first is None or second is None:
+            return False
+        scores = (first, second)
         self.call(None, None, "begin_game", number, (names[0], names[1]), scores,
                   (ratings[0], ratings[1]))
         return True
@@ -667,7 +686,9 @@ class _Parser(Generic[T]):
         numbered = _NUMBER.match(line)
         start = 0
         if numbered:
-            self.move = int(numbered.group(1))
+            self.move = self.number(numbered.group(1), "move number", text=line.strip())
+            if self.move is None:
+                return
             start = numbered.end()
         body = line[start:]
         starts = sorted({m.start() for m in _STARTS.finditer(body)} | self.bare_dice(body))
@@ -727,7 +748,9 @@ class _Parser(Generic[T]):
             if not cube:
                 self.fail("unreadable cube action", seat, text)
                 return
-            value = int(cube.group(1)) if cube.group(1) else None
+            value = self.number(cube.group(1), "cube value", seat, text) if cube.group(1) else None
+            if cube.group(1) and value is None:
+                return
             name = "double" if word.startswith(("double", "redouble")) else (
                 "beaver" if word.startswith("beaver") else "raccoon")
             self.call(seat, text, name, seat, value)
@@ -736,7 +759,9 @@ class _Parser(Generic[T]):
             if not wins:
                 self.fail("unreadable 'Wins N points' entry", seat, text)
                 return
-            self.call(seat, text, "wins", seat, int(wins.group(1)), bool(wins.group(2)))
+            points = self.number(wins.group(1), "points won", seat, text)
+            if points is not None:
+                self.call(seat, text, "wins", seat, points, bool(wins.group(2)))
         elif word.startswith("resign"):
             self.call(seat, text, "resign", seat, text)
         elif _SIMPLE.match(text):
@@ -1168,7 +1193,7 @@ def _rules_from_tags(tags: Mapping[str, str]) -> Rules:
     beavers = _on_off(tags.get("Beaver"))
     limit = 0
     text = tags.get("CubeLimit", "").strip()
-    if text.isdigit():
+    if text.isdecimal() and len(text) <= 18:
         value = int(text)
         if value >= 1 and not value & (value - 1) and value != _XG_NO_LIMIT:
             limit = value

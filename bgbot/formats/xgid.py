@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import FormatError, InvalidPosition
+from ..core.notation import read_int
 from ..core.position import Position
 from .gnubgid import (
     MAX_CUBE,
@@ -216,7 +217,7 @@ def decode_xgid(text: str) -> XgidState:
             continue
         if not _INT.fullmatch(raw):
             raise FormatError(name, raw, "must be an integer")
-        numbers[name] = int(raw)
+        numbers[name] = read_int(name, raw)
     turn = numbers["turn"]
     if turn not in (1, -1):
         raise FormatError("turn", turn, "must be 1 (uppercase on roll) or -1 (lowercase)")

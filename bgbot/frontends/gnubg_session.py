@@ -40,6 +40,7 @@ from ..core.notation import format_play
 from ..core.position import CHEQUERS, Position
 from ..core.rules import Rules
 from ..formats.fibsboard import Dialect, FibsBoard, Request, Side, parse_board
+from ..formats.gnubgid import check_match_length
 from ..players.base import Context, TakeDecision
 from .gnubg_log import JsonLinesLog
 
@@ -148,6 +149,10 @@ class PlayerSession:
             return self._error("expected a gnubg 'board:...' request line", line)
         try:
             board = parse_board(line, Dialect.GNUBG, my_seat=self.seat)
+        except FormatError as exc:
+            return self._error(f"bad board: {exc}", line)
+        try:
+            check_match_length("match_length", board.match_length)
         except FormatError as exc:
             return self._error(f"bad board: {exc}", line)
         if self.seat is None:

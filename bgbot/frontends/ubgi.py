@@ -58,7 +58,7 @@ from ..engines.ubgi_protocol import (
     KeySpec,
     format_ubgi_play,
 )
-from ..formats.gnubgid import GameState, MatchState, decode_gnubgid
+from ..formats.gnubgid import GameState, MatchState, check_match_length, decode_gnubgid
 from ..formats.xgid import decode_xgid, xgid_to_gnubg
 from ..players.base import TakeDecision
 
@@ -169,14 +169,16 @@ class UbgiSession:
         self.keys = {key.name: key for key in keys}
         self.values = {key.name: key.default for key in keys}
 
-    def _player_spec(self) -> AgentSpec:
+    def _player_spec(self, values: dict[str, str] | None = None) -> AgentSpec:
+        """The agent spec the engine keys ``values`` (default: the current ones) make."""
+        values = self.values if values is None else values
         options = dict(self.spec.options)
-        if "engine.ply" in self.values:
-            options["plies"] = str(int(self.values["engine.ply"]) - 1)
-        if "engine.noise" in self.values:
-            options["noise"] = self.values["engine.noise"]
-        if "engine.seed" in self.values:
-            options["seed"] = self.values["engine.seed"]
+        if "engine.ply" in values:
+            options["plies"] = str(int(values["engine.ply"]) - 1)
+        if "engine.noise" in values:
+            options["noise"] = values["engine.noise"]
+        if "engine.seed" in values:
+            options["seed"] = values["engine.seed"]
         return AgentSpec(self.spec.name, options)
 
     async def _set(self, key: str, value: str) -> None:
@@ -194,6 +196,13 @@ class UbgiSession:
                 noise = -1.0
             if not noise >= 0 or not self._accepts("noise", canonical):
                 raise _Reply(ErrorCode.BAD_VALUE, f"{key} must_be a number >= 0")
+        if key.startswith("engine."):
+            # The player judges its own options' ranges (a seed the key line cannot bound):
+            # refuse here what would make every later go or isready fail.
+            try:
+                create_agent(self._player_spec({**self.values, key: canonical}), seed=self.seed)
+            except FormatError as exc:
+                raise _Reply(ErrorCode.BAD_VALUE, f"{key} {exc.reason}") from None
         if key.startswith("engine.") and canonical != self.values.get(key):
             await self._drop_agent()
         self.values[key] = canonical
@@ -308,6 +317,7 @@ class UbgiSession:
                 raise _Reply(ErrorCode.UNSUPPORTED, f"position {args[0][:40]}")
             raise _usage(usage)
         form, text = args
+        self.position = self.state = None  # never answer for a stale position, whatever fails
         try:
             if form == "gnubgid":
                 self._set_gnubgid(text)
@@ -316,7 +326,6 @@ class UbgiSession:
             else:
                 raise _Reply(ErrorCode.UNSUPPORTED, f"position {form[:40]}")
         except FormatError as exc:
-            self.position = self.state = None  # never answer for a stale position
             raise _Reply(ErrorCode.BAD_VALUE, f"{form} {exc}") from None
         return []
 
@@ -335,6 +344,7 @@ class UbgiSession:
         self._install(position, state, xgid.beavers)
 
     def _install(self, position: Position, state: MatchState, beavers: bool | None) -> None:
+        check_match_length("match_length", state.match_length)
         self.position, self.state, self._xgid_beavers = position, state, beavers
         self.dice = state.dice if state.rolled else None
 

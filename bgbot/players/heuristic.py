@@ -111,6 +111,11 @@ class HeuristicPlayer:
         self._affine_cache: dict[Context, tuple[float, ...] | None] = {}
         self.name = f"heuristic-{plies}ply" + (f"-noise{noise:g}" if noise else "")
 
+    def reseed(self, key: str) -> None:
+        """Restart the noise stream from this player's seed and ``key`` (`Agent.reseed`)."""
+        if self.noise:
+            self._rng = random.Random(f"{self.seed}:{key}")
+
     # ----------------------------------------------------------------- chequer play
 
     @staticmethod

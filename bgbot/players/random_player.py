@@ -25,6 +25,10 @@ class RandomPlayer:
         self.double_rate = double_rate
         self._rng = random.Random(seed)
 
+    def reseed(self, key: str) -> None:
+        """Restart the random stream from this player's seed and ``key`` (`Agent.reseed`)."""
+        self._rng = random.Random(f"{self.seed}:{key}")
+
     def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:
         plays = position.legal_plays(dice)
         if not plays:

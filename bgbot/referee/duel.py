@@ -39,7 +39,7 @@ from ..core.rules import Rules
 from ..deciders import create_agent
 from . import events as ev
 from .referee import Referee
-from .series import dice_for
+from .series import dice_for, match_seed
 from .stats import RunningRatio, Tally, ratio_interval
 
 if TYPE_CHECKING:
@@ -316,6 +316,7 @@ async def _play_pair(
             (a, b), dice_for(config.seed, index, mirrored), length=config.length, games=1,
             rules=rules, listeners=listeners, names=names,
             match_id=f"duel-{config.seed}-{index}{'m' if mirrored else ''}",
+            seed=match_seed(config.seed, index, mirrored),
         )
         await referee.play()
         record = MatchRecord.create(config.length, names, rules, when=when) if config.mat and config.length else None

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.errors import BgbotError
 from .duel import DuelConfig, GameRow, PairResult
+from .referee import SEEDING_VERSION
 
 SCHEMA_VERSION = 1
 
@@ -94,7 +95,7 @@ class DuelStore:
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             row = db.execute("SELECT schema, config FROM duels WHERE id = 1").fetchone()
-            wanted = config.identity()
+            wanted = {**config.identity(), "seeding": SEEDING_VERSION}
             if row is None:
                 db.execute("INSERT INTO duels (id, schema, config, created) VALUES (1, ?, ?, ?)",
                            (SCHEMA_VERSION, json.dumps(wanted, sort_keys=True), _now()))
@@ -108,6 +109,14 @@ class DuelStore:
                 if row[0] != SCHEMA_VERSION:
                     raise DuelStoreError(f"{path}: results file format {row[0]}, this bgbot "
                                          f"reads {SCHEMA_VERSION}")
+                seeding = stored.setdefault("seeding", 1)  # stores before it was recorded: 1
+                if seeding != SEEDING_VERSION:
+                    raise DuelStoreError(
+                        f"{path} was played with version {seeding} of the agents' random "
+                        f"streams and this bgbot derives them with version {SEEDING_VERSION} "
+                        "(per decision, from the match seed), so the rest of the duel would not "
+                        "be the duel it started as: finish it with the bgbot that began it, or "
+                        "start a new results file with --db")
                 if stored != wanted:
                     raise DuelStoreError(f"{path} holds a different duel, so it cannot be "
                                          f"resumed with these options: {_differences(stored, wanted)}")

@@ -24,6 +24,11 @@ from . import events as ev
 
 log = logging.getLogger(__name__)
 
+SEEDING_VERSION = 2
+"""How agents' random streams are derived: 1 = one stream per agent, seeded once when it is
+built (a resumed match drew differently); 2 = restarted before every decision from the match
+seed, the game and the point in it (`Referee._ask`). Stores of seeded results record it."""
+
 MAX_ATTEMPTS = 3
 """How often an agent is asked again after an illegal play before the referee gives up (R36)."""
 
@@ -96,6 +101,7 @@ class Referee:
         listeners: Sequence[ev.Listener] = (),
         match_id: str | None = None,
         names: Sequence[str] | None = None,
+        seed: str | None = None,
     ) -> None:
         if len(agents) != 2:
             raise ValueError(f"a match needs two agents, got {len(agents)}")
@@ -116,6 +122,19 @@ class Referee:
         """The game in play during `play` (None between games)."""
         self._seen = 0
         """How many of the current game's actions have been emitted."""
+        self.seed = seed
+        """The match's seed for the agents' random streams (None: the agents keep their own
+        streams); see `_ask`."""
+
+    def _ask(self, seat: int, kind: str, game: Game, number: int) -> Agent:
+        """The agent in ``seat``, its random stream restarted for this decision: keyed by the
+        match seed, the game, how many actions the game has and the question, so that a game
+        resumed from its journal asks each question with the same stream as when it was first
+        played (DESIGN §2). Derivation version `SEEDING_VERSION`."""
+        agent = self.agents[seat]
+        if self.seed is not None:
+            agent.reseed(f"bgbot-decision:{self.seed}:{number}:{len(game.history)}:{seat}:{kind}")
+        return agent
 
     def _emit(self, event: ev.Event) -> None:
         for listener in self.listeners:
@@ -176,7 +195,7 @@ class Referee:
             if phase is Phase.ROLL:
                 if await self._maybe_resign(game, number, seat):
                     continue
-                if game.may_double() and await self.agents[seat].should_double(
+                if game.may_double() and await self._ask(seat, "double", game, number).should_double(
                     game.position, context_for(game, seat)
                 ):
                     game.double()
@@ -196,7 +215,7 @@ class Referee:
 
     async def _maybe_resign(self, game: Game, number: int, seat: int) -> bool:
         """Ask the player on roll whether it resigns; True when the game ended."""
-        agent = self.agents[seat]
+        agent = self._ask(seat, "resign", game, number)
         value = await agent.offer_resignation(game.position, context_for(game, seat))
         if not value:
             return False
@@ -206,7 +225,7 @@ class Referee:
             return False
         game.resign(seat, value)
         other = 1 - seat
-        accepted = await self.agents[other].accept_resignation(
+        accepted = await self._ask(other, "accept", game, number).accept_resignation(
             game.position, context_for(game, other), value
         )
         if accepted:
@@ -218,7 +237,8 @@ class Referee:
 
     async def _answer_double(self, game: Game, number: int, doubler: int) -> None:
         taker = 1 - doubler
-        decision = await self.agents[taker].take_decision(game.position, context_for(game, taker))
+        decision = await self._ask(taker, "take", game, number).take_decision(
+            game.position, context_for(game, taker))
         if decision is TakeDecision.DROP:
             game.drop()
             self._acted(game, number)
@@ -252,7 +272,7 @@ class Referee:
             answering = game.seat_to_act
             assert answering is not None
             redoubler = 1 - answering
-            decision = await self.agents[answering].take_decision(
+            decision = await self._ask(answering, "take", game, number).take_decision(
                 game.board_for(redoubler), context_for(game, answering)
             )
             if decision is TakeDecision.DROP:
@@ -268,6 +288,6 @@ class Referee:
         if len(plays) <= 1:
             game.move(plays[0] if plays else Play())
         else:
-            await legal_play(self.agents[seat], game, context_for(game, seat),
+            await legal_play(self._ask(seat, "play", game, number), game, context_for(game, seat),
                              f"match {self.match_id} game {number}")
         self._acted(game, number)

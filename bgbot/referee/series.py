@@ -54,6 +54,12 @@ def dice_for(seed: int, index: int, mirrored: bool) -> DiceSource:
     return MirroredDice(source) if mirrored else source
 
 
+def match_seed(seed: int, index: int, mirrored: bool) -> str:
+    """The seed of the agents' random streams in that match (`Referee` ``seed``): every match
+    of a series, a duel or the daemon has its own, and the same match always the same."""
+    return f"{seed}:{index}{'m' if mirrored else ''}"
+
+
 def make_agents(config: SeriesConfig) -> tuple[Agent, Agent]:
     """A and B, each with its own noise stream derived from the seed and its seat."""
     return (
@@ -114,6 +120,7 @@ async def run_series(
                 rules=config.rules,
                 listeners=[count, *extra],
                 names=names,
+                seed=match_seed(config.seed, index, mirrored),
             )
             result = await referee.play()
             played.append(PlayedMatch(index, mirrored, result))

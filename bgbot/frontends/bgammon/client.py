@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 from ... import __version__
 from ...core.context import Context, CubeOwner
 from ...core.errors import FormatError, IllegalAction
+from ...formats.gnubgid import LONGEST_MATCH
 from ...core.position import Play, Position
 from ...core.rules import Rules
 from ...players.base import TakeDecision
@@ -113,8 +114,9 @@ class BgammonAccount(ServerAccount):
         if not 0 < self.keepalive_seconds < 40:
             raise FormatError("keepalive_seconds", self.keepalive_seconds,
                               "bgammon drops a client silent for 40 s: use 1..39")
-        if not 1 <= self.match_length <= 127:
-            raise FormatError("match_length", self.match_length, "bgammon lengths are 1..127")
+        if not 1 <= self.match_length <= LONGEST_MATCH:
+            raise FormatError("match_length", self.match_length,
+                              f"1..{LONGEST_MATCH} (bgammon allows 127; gnubg and bgbot 64)")
         if not self.policy.min_length <= self.match_length <= self.policy.max_length:
             raise FormatError("match_length", self.match_length,
                               f"outside the policy's {self.policy.min_length}..{self.policy.max_length}: "
@@ -270,7 +272,9 @@ class BgammonClient(ServerClient):
             return
         try:
             event = bp.parse_event(line)
-        except FormatError as exc:
+        except Exception as exc:  # FormatError by contract; anything else is a bug, not an end
+            if not isinstance(exc, FormatError):
+                log.exception("bgammon %s: reading a line failed", self.account.user)
             self.errors += 1
             self.last_error = str(exc)
             self._emit("malformed", reason=str(exc), line=line.strip()[:300])

@@ -453,6 +453,8 @@ def parse_event(line: str) -> Event:
         data = json.loads(text)
     except ValueError as exc:
         raise FormatError("event", text[:200], f"not JSON: {exc}") from None
+    except RecursionError:  # arrays or objects nested deeper than the interpreter's stack
+        raise FormatError("event", text[:200], "nested too deeply to be an event") from None
     if not isinstance(data, dict):
         raise FormatError("event", text[:200], "expected a JSON object")
     kind = data.get("Type")

@@ -1,0 +1,122 @@
+"""The daemon's answers to bad requests (issue 17 items 2 and 9): proper `bad_value` errors
+with a field and a reason, never `internal`; the envelope rules as SPEC.md states them.
+
+One real `bgbot serve` for the module; requests over its real ZeroMQ socket, some written with
+the spec-only client (tests/spec_client.py).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterator
+
+import pytest
+
+from bgbot.daemon.client import DaemonError
+from bgbot.daemon.protocol import ErrorCode
+from tests.daemon_harness import Daemon, DaemonDirs, remove_tree, short_tmpdir, start_daemon
+from tests.spec_client import DELIMITER, RawClient, envelope, pack, sign
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[Daemon]:
+    dirs = DaemonDirs(short_tmpdir())
+    dirs.write_config()
+    running = start_daemon(dirs)
+    yield running
+    assert running.stop() == 0, running.log
+    remove_tree(dirs.root)
+
+
+def refused(daemon: Daemon, msg_type: str, **content: Any) -> DaemonError:
+    with pytest.raises(DaemonError) as caught:
+        daemon.client().request(msg_type, **content)
+    return caught.value
+
+
+# ------------------------------------------------------------------ match lengths (item 2)
+
+
+@pytest.mark.parametrize("msg_type", ["choose_play", "cube_decision", "take_decision"])
+def test_a_context_longer_than_64_points_is_a_bad_value(daemon: Daemon, msg_type: str) -> None:
+    content: dict[str, Any] = {"position": "4HPwATDgc/ABMA",
+                               "context": {"match_length": 65, "my_score": 3}}
+    if msg_type == "choose_play":
+        content["dice"] = [3, 1]
+    error = refused(daemon, msg_type, **content)
+    assert error.code is ErrorCode.BAD_VALUE
+    assert error.details["field"] == "context.match_length"
+
+
+def test_a_64_point_match_is_answered(daemon: Daemon) -> None:
+    reply = daemon.client().request("choose_play", position="4HPwATDgc/ABMA", dice=[3, 1],
+                                    context={"match_length": 64, "my_score": 60,
+                                             "opponent_score": 2})
+    assert reply["play"]
+
+
+def test_a_match_start_longer_than_64_points_is_a_bad_value(daemon: Daemon) -> None:
+    error = refused(daemon, "match_start", players=["random", "random"], length=65)
+    assert error.code is ErrorCode.BAD_VALUE and error.details["field"] == "length"
+
+
+# ------------------------------------------------------------------ bad_value details (item 9)
+
+
+@pytest.mark.parametrize("content, field", [
+    ({"position": "not an id at all", "dice": [3, 1]}, "position"),
+    ({"position": "4HPwATDgc/ABMA:cAkAAAAAAAAA", "dice": [3, 1], "context": {"match_length": 5}},
+     "context"),
+    ({"position": "AAAAAAAAAAAAAA", "dice": [3, 1]}, "position"),
+    ({"position": "4HPwATDgc/ABMA", "dice": [3, 1], "context": {"match_length": 5, "my_score": 5}},
+     "context.my_score"),
+    ({"position": "4HPwATDgc/ABMA:cIkqAAAAAAAA", "dice": [6, 6]}, "dice"),
+    ({"position": "4HPwATDgc/ABMA"}, "dice"),
+], ids=["bad position text", "context with a gnubg id", "game over", "score at the length",
+        "dice against the id", "dice missing"])
+def test_every_bad_value_names_its_field_and_reason(daemon: Daemon, content: dict[str, Any],
+                                                    field: str) -> None:
+    error = refused(daemon, "choose_play", **content)
+    assert error.code is ErrorCode.BAD_VALUE
+    assert error.details["field"] == field
+    assert isinstance(error.details["reason"], str) and error.details["reason"]
+
+
+def test_take_decision_in_the_crawford_game_is_refused(daemon: Daemon) -> None:
+    error = refused(daemon, "take_decision", position="4HPwATDgc/ABMA",
+                    context={"match_length": 5, "my_score": 4, "opponent_score": 2,
+                             "crawford": True})
+    assert error.code is ErrorCode.BAD_VALUE and error.details["field"] == "context"
+    assert "Crawford" in error.message
+
+
+# ------------------------------------------------------------------ the envelope (item 9)
+
+
+def test_an_integer_header_time_is_accepted(daemon: Daemon) -> None:
+    client = RawClient(daemon.dirs.control, daemon.dirs.key)
+    try:
+        msg_id, frames = envelope(daemon.dirs.key, "status_request", {}, stamp=int(time.time()))
+        client.send_frames(frames)
+        assert client.receive(msg_id).msg_type == "status_reply"
+    finally:
+        client.close()
+
+
+def test_too_large_names_the_request_it_refuses(daemon: Daemon) -> None:
+    """Every frame under the limit (else ZeroMQ drops the connection), the whole over it."""
+    client = RawClient(daemon.dirs.control, daemon.dirs.key)
+    try:
+        msg_id = uuid.uuid4().hex
+        header = pack({"msg_id": msg_id, "msg_type": "status_request", "version": "1.1",
+                       "time": time.time()})
+        parent = pack({"padding": "x" * (3 * 1024 * 1024)})  # readers ignore other keys
+        content = pack({"padding": "y" * (2 * 1024 * 1024)})
+        key = daemon.dirs.key
+        client.send_frames([DELIMITER, sign(key, [header, parent, content]), header, parent, content])
+        reply = client.receive(msg_id)
+        assert reply.msg_type == "error" and reply.content["code"] == "too_large"
+        assert reply.parent == {"msg_id": msg_id}
+    finally:
+        client.close()

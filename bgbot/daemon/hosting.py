@@ -5,7 +5,8 @@ on its event loop. Every referee event of every match goes through a `GroupJourn
 are committed to ``state.db`` before the next decision of that match is asked and before the
 event is published (group commit: all matches that reach a decision in the same loop turn
 share one transaction), and game ends are committed durably, then the match's ``.mat`` file
-is rewritten atomically.
+is written by the one `.mat` writer (`bgbot.referee.matlog.MatWriter`: the game formatted once
+on the loop, the file rewritten atomically in a writer thread, so each game costs the same).
 
 Agents are wrapped in `PacedAgent`, which waits for that commit and so also yields to the
 loop before every decision: in-process players never await anything, and without it one
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import datetime as _dt
 import logging
 from dataclasses import dataclass, field
@@ -28,10 +30,10 @@ from ..core.position import Play, Position
 from ..deciders import create_agent
 from ..formats.gnubgid import GameState, encode_gnubgid
 from ..formats.gnubgid import MatchState as GnubgMatchState
-from ..formats.mat import MatchRecord, format_match
+from ..formats.mat import MatchRecord
 from ..players.base import Context, TakeDecision
 from ..referee import events as ev
-from ..util import write_atomically
+from ..referee.matlog import MatWriteError, MatWriter
 from ..referee.referee import Referee, Resume
 from ..referee.series import dice_for
 from .store import (
@@ -160,7 +162,7 @@ class HostedMatch:
     """A match being played in this process."""
 
     row: MatchRow
-    record: MatchRecord
+    writer: MatWriter
     task: asyncio.Task[None] | None = None
     referee: Referee | None = None
     stop_reason: str | None = None
@@ -174,14 +176,15 @@ class HostedMatch:
         """The game in play (None between games)."""
         return self.referee.current_game if self.referee is not None else None
 
+    def in_play(self) -> Game | None:
+        """The game in play, unfinished (None between games)."""
+        game = self.game
+        return game if game is not None and not game.is_over else None
+
     def mat_text(self) -> str:
-        """The .mat text so far, the game in play included."""
-        record = self.record
-        if self.game is not None and not self.game.is_over:
-            record = MatchRecord(record.length, record.names, record.rules, dict(record.tags),
-                                 list(record.comments), list(record.games), record.ratings)
-            record.add_game(self.game)
-        return format_match(record)
+        """The .mat text so far (of the current file of a long money session), the game in
+        play included."""
+        return self.writer.text(self.in_play())
 
 
 EventSink = Callable[[str, ev.Event], Any]
@@ -203,9 +206,12 @@ class MatchHost:
         # goes on playing the other matches meanwhile; the journal stays the truth.
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mat")
 
-    def _write_mat(self, path: Path, text: str) -> asyncio.Future[bool]:
-        future = asyncio.get_running_loop().run_in_executor(self._writer, write_atomically,
-                                                            path, text)
+    def _write_mat(self, hosted: HostedMatch, extra: Game | None = None) -> asyncio.Future[None]:
+        """Write the match's .mat file in the writer thread; a failure is logged (naming the
+        file) and the match goes on: the journal is the record, and the next write (or the
+        resumed match) writes the file again."""
+        future = asyncio.get_running_loop().run_in_executor(self._writer, hosted.writer.write,
+                                                            extra)
         future.add_done_callback(_log_write_failure)
         return future
 
@@ -222,8 +228,8 @@ class MatchHost:
         if row is None:
             raise KeyError(match_id)
         when = _dt.datetime.fromisoformat(row.started)
-        hosted = HostedMatch(row, MatchRecord.create(row.spec.length, ("", ""), row.spec.rules,
-                                                     when=when))
+        header = MatchRecord.create(row.spec.length, ("", ""), row.spec.rules, when=when)
+        hosted = HostedMatch(row, MatWriter(row.mat_path, header))
         self.matches[match_id] = hosted
         task = asyncio.get_running_loop().create_task(self._run(hosted), name=f"match-{match_id}")
         task.add_done_callback(lambda _: self._never_ran(hosted))
@@ -266,7 +272,7 @@ class MatchHost:
             return None
         game = hosted.game
         return {
-            "game": len(hosted.record.games) + (1 if game is not None else 0),
+            "game": hosted.writer.games + (1 if game is not None else 0),
             "position": None if game is None or game.is_over else game_gnubgid(game),
             "crawford": bool(game is not None and game.crawford),
             "mat": hosted.mat_text() if mat else None,
@@ -310,7 +316,10 @@ class MatchHost:
         row = hosted.row
         self.journal.flush(durable=True)
         if hosted.stop_reason == "abort":
-            self._writer.submit(write_atomically, row.mat_path, hosted.mat_text()).result()
+            try:
+                self._writer.submit(hosted.writer.write, hosted.in_play()).result()
+            except MatWriteError as exc:
+                log.error("match %s: %s", row.id, exc)
             self._set_state(hosted, MatchState.ABORTED, "aborted on request")
         else:
             self._set_state(hosted, MatchState.SUSPENDED)
@@ -321,9 +330,9 @@ class MatchHost:
         mid = row.id
         state = replay(spec, self.store.journal(mid), self.store.games(mid))
         names = match_names(spec, agents)
-        hosted.record.names = names
+        hosted.writer.header.names = names
         for done in state.finished:
-            hosted.record.add_game(done)
+            hosted.writer.add_game(done)
         dice = dice_for(spec.seed, 0, False)
         if state.current is not None:
             dice = ResumedDice(dice, state.number - 1, state.openings, state.rolls)
@@ -345,8 +354,8 @@ class MatchHost:
                 self.journal.add(mid, GameRow(event.game, event.score,
                                               outcome=event.outcome), item)
                 self.journal.flush(durable=True)
-                hosted.record.add_game(event.record)
-                self._write_mat(row.mat_path, format_match(hosted.record))
+                hosted.writer.add_game(event.record)
+                self._write_mat(hosted)
             else:
                 self.journal.add(mid, None, item)
 
@@ -358,7 +367,8 @@ class MatchHost:
             await agent.start()
         self._set_state(hosted, MatchState.RUNNING)
         if state.finished:
-            await self._write_mat(row.mat_path, format_match(hosted.record))
+            with contextlib.suppress(MatWriteError):  # logged; the match goes on
+                await self._write_mat(hosted)
         if state.current is not None:
             log.info("match %s: resuming game %d after %d journalled actions", mid, number,
                      seq - 1)
@@ -367,7 +377,9 @@ class MatchHost:
                                     announce_end=False)
         self.journal.flush(durable=True)
         self.store.finish_match(mid, result.score, result.winner, result.played)
-        await self._write_mat(row.mat_path, format_match(hosted.record))
+        with contextlib.suppress(MatWriteError):  # logged; the journal is complete
+            await self._write_mat(hosted)
+        hosted.writer.close()
         hosted.state = MatchState.FINISHED
         on_event(ev.MatchEnded(mid, result.score, result.winner, result.played))
         self.journal.flush()
@@ -375,9 +387,9 @@ class MatchHost:
             self.on_state(mid, MatchState.FINISHED, None)
 
 
-def _log_write_failure(future: asyncio.Future[bool]) -> None:
+def _log_write_failure(future: asyncio.Future[None]) -> None:
     if not future.cancelled() and future.exception() is not None:
-        log.error("writing a .mat file failed: %s", future.exception())
+        log.error("%s", future.exception())
 
 
 def game_gnubgid(game: Game) -> str:

@@ -47,6 +47,7 @@ from ..agents.base import Agent
 from ..core.errors import BgbotError
 from ..deciders import create_agent, known_agents
 from ..plugins import load_plugins
+from ..referee.matlog import written_parts
 from .config import (
     Config,
     ConfigError,
@@ -765,8 +766,9 @@ class Daemon:
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
             else:
+                parts = written_parts(row.mat_path)  # a long money session: its last file
                 try:
-                    reply["mat"] = row.mat_path.read_text(encoding="utf-8")
+                    reply["mat"] = parts[-1].read_text(encoding="utf-8") if parts else ""
                 except OSError:
                     reply["mat"] = ""
         return reply

@@ -7,7 +7,9 @@ the rules core before it takes effect, and tells its listeners what happened.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -26,6 +28,10 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 """How often an agent is asked again after an illegal play before the referee gives up (R36)."""
+
+BREATHE_EVERY = 0.05
+"""Seconds a match may hold the event loop: in-process agents never wait, so without a yield
+now and then a whole session would run without letting signals, timers or other tasks in."""
 
 
 class IllegalDecision(BgbotError):
@@ -53,7 +59,8 @@ async def legal_play(agent: Agent, game: Game, context: Context, where: str) -> 
 
 @dataclass
 class MatchResult:
-    """What a hosted match produced: final score, winner, and every game's outcome."""
+    """What a hosted match produced: final score, winner, and every game's outcome (not the
+    games themselves: a session of 100,000 games must not keep them in memory)."""
 
     match_id: str
     names: tuple[str, str]
@@ -62,7 +69,6 @@ class MatchResult:
     winner: int | None
     outcomes: list[GameOutcome] = field(default_factory=list)
     """The games played by this `Referee.play` (a resumed match: not the earlier ones)."""
-    games: list[Game] = field(default_factory=list)
     played: int = 0
     """Games of the match played in all, resumed ones included."""
 
@@ -116,6 +122,21 @@ class Referee:
         """The game in play during `play` (None between games)."""
         self._seen = 0
         """How many of the current game's actions have been emitted."""
+        self.stopping = False
+        """`stop_after_game` was called: no new game is started."""
+        self._breathed = time.monotonic()
+
+    def stop_after_game(self) -> None:
+        """End `play` after the game in play: the match (or session) ends there, unfinished
+        (``winner`` None), as if it had been that long."""
+        self.stopping = True
+
+    async def _breathe(self) -> None:
+        """Yield to the event loop when this match has held it for `BREATHE_EVERY` seconds."""
+        now = time.monotonic()
+        if now - self._breathed >= BREATHE_EVERY:
+            await asyncio.sleep(0)
+            self._breathed = time.monotonic()
 
     def _emit(self, event: ev.Event) -> None:
         for listener in self.listeners:
@@ -140,7 +161,8 @@ class Referee:
         result = MatchResult(self.match_id, self.names, self.length, (0, 0), None)
         while True:
             if game is None:
-                if match.is_over or not (self.length or number < self.money_games):
+                if match.is_over or self.stopping or not (
+                        self.length or number < self.money_games):
                     break
                 number += 1
                 game = match.new_game()
@@ -151,7 +173,6 @@ class Referee:
             assert game.outcome is not None
             match.record(game.outcome)
             result.outcomes.append(game.outcome)
-            result.games.append(game)
             self.current_game = None
             self._emit(ev.GameEnded(self.match_id, number, game.outcome, match.score, game))
             game = None
@@ -171,6 +192,7 @@ class Referee:
             game.opening_roll(*dice.opening())
             self._acted(game, number)
         while not game.is_over:
+            await self._breathe()
             phase = game.phase
             seat = game.seat_on_roll
             if phase is Phase.ROLL:

@@ -355,6 +355,21 @@ def test_the_hosted_match_equals_bgbot_play_with_the_same_seed(shared_daemon: Da
     assert hosted["match"]["state"] == "finished" and hosted["match"]["winner"] in (0, 1)
 
 
+def test_info_logs_what_an_operator_needs_not_every_move(shared_daemon: Daemon) -> None:
+    started = shared_daemon.client().match_start(["pubeval", "random"], length=3, seed=31)
+    match_id = started["match"]["match_id"]
+    hosted = _wait_finished(shared_daemon, match_id)
+    assert hosted["match"]["state"] == "finished"
+    lines = wait_for(lambda: (lambda found: found if any("match finished" in line for line in found)
+                              else None)([line for line in shared_daemon.log.splitlines()
+                                          if f"match={match_id}" in line]))
+    events = {line.split(": ", 1)[1].split()[0] for line in lines if "bgbot.events" in line}
+    assert {"game_ended", "match_ended"} <= events
+    assert any("match started" in line for line in lines)
+    assert not events & {"rolled", "played", "doubled", "taken", "game_started"}
+    assert len(lines) < 20  # a handful per match, not a line per roll and move
+
+
 def test_events_of_a_match_arrive_on_its_topic(shared_daemon: Daemon) -> None:
     client = shared_daemon.client()
     ctx = zmq.Context.instance()

@@ -65,7 +65,7 @@ from .frontends import (
     frontend_kinds,
     plain_value,
 )
-from .logs import setup_logging
+from .logs import event_level, setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
 from .protocol import (
@@ -592,8 +592,10 @@ class Daemon:
                 self.store.record_frontend_event(name, kind, what, data)
             except StoreError as exc:
                 log.warning("frontend %s: event %s not stored: %s", name, what, exc)
-        log.info("frontend %s: %s", name, what, extra={"fields": {"frontend": name, **{
-            k: v for k, v in data.items() if isinstance(v, (str, int, float, bool))}}})
+        level = event_level(what)
+        if log.isEnabledFor(level):
+            log.log(level, "frontend %s: %s", name, what, extra={"fields": {"frontend": name, **{
+                k: v for k, v in data.items() if isinstance(v, (str, int, float, bool))}}})
         self._publish(frontend_topic(name), new_message("frontend_event", {
             "frontend": name, "kind": kind, "event": _event_name(what),
             "data": plain_value(data)}))

@@ -656,8 +656,9 @@ def _toml_value(value: Any) -> str:
 
 
 def show_config(config: Config) -> str:
-    """The effective configuration as TOML, values set by the file or the environment marked
-    so, then the resolved locations. Holds no secret (the key is a file, not a value)."""
+    """The effective configuration as TOML, each value marked with where it came from (the
+    default, the file, a ``BGBOT_*`` variable), then the resolved locations. Holds no secret
+    (the key is a file, not a value)."""
     out: list[str] = [f"# effective configuration; file: {config.source or '(none: defaults)'}"]
 
     def table(obj: Any, prefix: str, header: str) -> None:
@@ -672,7 +673,7 @@ def show_config(config: Config) -> str:
                 nested.append((dotted, value))
                 continue
             origin = config.origins.get(dotted)
-            note = "" if origin is None else (
+            note = "  # default" if origin is None else (
                 "  # set in the file" if origin == "file" else f"  # set by {origin}")
             out.append(f"{item.name} = {_toml_value(value)}{note}")
         for dotted, value in nested:

@@ -116,6 +116,17 @@ def test_choose_play_candidates_start_with_the_choice(shared_daemon: Daemon) -> 
     assert rest == sorted(rest, reverse=True)
 
 
+@pytest.mark.parametrize("plies", [0, 1])
+def test_choose_play_candidates_are_ranked_as_bgbot_hint_ranks_them(shared_daemon: Daemon,
+                                                                    plies: int) -> None:
+    position, dice = Position.from_position_id("4HPwATDgc/ABMA"), (6, 3)
+    reply = shared_daemon.client().choose_play(position.position_id(), list(dice),
+                                               candidates=64, agent=f"heuristic:plies={plies}")
+    ranked = HeuristicPlayer(plies=plies).rank_plays(position, dice, Context())
+    assert [c["play"] for c in reply["candidates"]] == [str(r.play) for r in ranked]
+    assert reply["candidates"][0]["play"] == reply["play"]
+
+
 def test_cube_take_and_resign_decisions(shared_daemon: Daemon) -> None:
     client = shared_daemon.client()
     assert client.cube_decision("4HPwATDgc/ABMA")["double"] is False

@@ -719,3 +719,52 @@ def test_ipc_sockets_are_private(shared_daemon: Daemon) -> None:
     for name in ("control", "events"):
         mode = os.stat(shared_daemon.dirs.runtime / name).st_mode & 0o777
         assert mode == 0o600, oct(mode)
+
+
+@contextlib.contextmanager
+def _small_disk(path: Path, *, read_only: bool = False) -> Iterator[Path]:
+    """A 64 KiB tmpfs at ``path``, filled but for a few hundred bytes (root only: skipped where
+    mounting is not allowed); ``read_only`` mounts it read-only instead."""
+    path.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(path)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {made.stderr.strip()}")
+    try:
+        if read_only:
+            subprocess.run(["mount", "-o", "remount,ro", str(path)], check=True)
+        else:
+            fd = os.open(path / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                with contextlib.suppress(OSError):
+                    while True:
+                        os.write(fd, b"x" * 512)
+            finally:
+                os.close(fd)
+            os.truncate(path / "filler", max(0, (path / "filler").stat().st_size - 1024))
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_full_or_read_only_log_folder_is_named_and_matches_play_on(dirs: DaemonDirs,
+                                                                     read_only: bool) -> None:
+    with _small_disk(dirs.logs, read_only=read_only):
+        dirs.write_config()
+        daemon = start_daemon(dirs)
+        try:
+            started = daemon.client().match_start(["pubeval", "random"], length=5, seed=12)
+            match_id = started["match"]["match_id"]
+            done = _wait_finished(daemon, match_id)
+            assert done["match"]["state"] == "finished" and done["match"]["winner"] in (0, 1)
+            assert done["match"]["game"] >= 1
+            if read_only:
+                assert f"logs_dir {dirs.logs}: cannot write there (Read-only file system)" \
+                    in daemon.log
+            else:
+                wait_for(lambda: f"cannot write the match file {dirs.logs}/" in daemon.log)
+                assert "No space left on device" in daemon.log
+            assert "Traceback" not in daemon.log
+        finally:
+            assert daemon.stop() == 0, daemon.log

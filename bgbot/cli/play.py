@@ -129,12 +129,14 @@ def mode_text(length: int, rules: Rules) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..agents.players import limit_player_caches
     from ..referee.matlog import MatLogger
     from ..referee.series import SeriesConfig, schedule
     from ..referee.stats import Tally
     from ..util import writable_directory
 
     _check_options(args)
+    limit_player_caches()  # a long session's memory stays flat
     rules = Rules(
         cube=not args.cubeless,
         jacoby=args.jacoby and not args.cubeless,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..agents.players import PLAYER_CACHE_ENTRIES
 from ..core.errors import BgbotError, FormatError
 from ..frontends import kinds
 from ..frontends.accounts import ServerAccountConfig
@@ -125,7 +126,7 @@ class LimitsConfig:
     """Seconds a decision may take before the request gets a timeout error."""
     max_candidates: int = 32
     """Most alternatives a choose_play request may ask for."""
-    player_cache: int = 5_000
+    player_cache: int = PLAYER_CACHE_ENTRIES
     """Entries per position cache of the heuristic evaluator in each worker process (about
     1 KB each; the evaluator's own default, 200,000, lets a long-running worker grow to
     several hundred MB). 0 = the evaluator's default."""

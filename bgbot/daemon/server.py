@@ -48,6 +48,7 @@ from ..core.errors import BgbotError
 from ..deciders import create_agent, known_agents
 from ..plugins import load_plugins
 from ..referee.matlog import written_parts
+from ..util import writable_directory
 from .config import (
     Config,
     ConfigError,
@@ -86,7 +87,8 @@ from .protocol import (
 from .requests import check_handlers, handlers, handles
 from .store import MatchSpec, MatchState, Store, StoreError
 from .wire import rules_from_wire, rules_to_wire
-from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
+from ..agents.players import limit_player_caches
+from .workers import DecisionPool, WorkerSettings, frontend_agent
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger("bgbot.wire")
@@ -277,7 +279,10 @@ class Daemon:
         config = self.config
         for directory in (config.state_dir, config.runtime_dir):
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        config.logs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            writable_directory(config.logs_dir, "logs_dir")
+        except BgbotError as exc:  # the journal is the record: matches play on without files
+            log.error("%s; hosted matches and frontends play on without their .mat files", exc)
         self._lock()
         self._load_key(create=True)
         try:

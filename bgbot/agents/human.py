@@ -108,6 +108,8 @@ class LineInput:
 class HumanAgent(Agent):
     """A person deciding at the terminal (see the module docstring)."""
 
+    interactive = True
+
     def __init__(self, name: str = "human", *, lines: LineInput | None = None,
                  out: TextIO | None = None) -> None:
         self.name = name

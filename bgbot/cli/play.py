@@ -131,7 +131,7 @@ def mode_text(length: int, rules: Rules) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..agents.players import limit_player_caches
     from ..referee.matlog import MatLogger
-    from ..referee.series import SeriesConfig, schedule
+    from ..referee.series import SeriesConfig, make_agents, schedule
     from ..referee.stats import Tally
     from ..util import writable_directory
 
@@ -159,15 +159,16 @@ def run(args: argparse.Namespace) -> int:
     plan = schedule(config)
     out = sys.stderr if args.json else sys.stdout
     tally = Tally()
+    agents = make_agents(config)
     progress = _progress(args, plan) if not args.quiet and sys.stderr.isatty() and not (
-        args.watch or _has_human(config)) else None
+        args.watch or any(agent.interactive for agent in agents)) else None
     listeners = logger.listeners if logger else None
     if args.watch:
         listeners = _watching(listeners, args.delay)
     stopped: list[str] = []
     failure: BgbotError | None = None
     try:
-        asyncio.run(_play(config, listeners, progress, tally, stopped))
+        asyncio.run(_play(config, agents, listeners, progress, tally, stopped))
     except BgbotError as exc:  # a log that cannot be written, an agent that failed
         failure = exc
     finally:
@@ -200,17 +201,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _has_human(config: Any) -> bool:
-    from ..agents.spec import parse_agent_spec
-
-    try:
-        return any(parse_agent_spec(spec).name == "human"
-                   for spec in (config.agent_a, config.agent_b))
-    except BgbotError:
-        return False
-
-
-async def _play(config: Any, listeners: Any, progress: Any, tally: Any,
+async def _play(config: Any, agents: Any, listeners: Any, progress: Any, tally: Any,
                 stopped: list[str]) -> None:
     """Play the series; Ctrl-C stops after the game in play, a second one or SIGTERM at once
     (``stopped`` gets why)."""
@@ -239,7 +230,7 @@ async def _play(config: Any, listeners: Any, progress: Any, tally: Any,
     loop.add_signal_handler(signal.SIGTERM, on_sigterm)
     try:
         await run_series(config, listeners=listeners, on_game=progress.update if progress else
-                         None, tally=tally, control=control)
+                         None, agents=agents, tally=tally, control=control)
     except asyncio.CancelledError:
         if not stopped:
             raise

@@ -212,6 +212,17 @@ def test_store_refuses_a_second_duel_without_resume(tmp_path: Path) -> None:
         DuelStore.open(path, config, resume=False)
 
 
+def test_a_refused_resume_says_the_differences_in_words(tmp_path: Path) -> None:
+    path = tmp_path / "d.sqlite"
+    DuelStore.open(path, DuelConfig("pubeval", "random", seed=3), resume=False).close()
+    with pytest.raises(DuelStoreError) as info:
+        DuelStore.open(path, DuelConfig("pubeval", "random", seed=3, cube=True,
+                                        luck_judge="heuristic"), resume=True)
+    assert "cube was off, now on" in str(info.value)
+    assert "luck_judge was none, now heuristic" in str(info.value)
+    assert "False" not in str(info.value) and "'" not in str(info.value)
+
+
 def test_resume_with_another_config_is_refused_naming_the_difference(tmp_path: Path) -> None:
     path = tmp_path / "d.sqlite"
     DuelStore.open(path, DuelConfig("pubeval", "random", seed=3), resume=False).close()

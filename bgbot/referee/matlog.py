@@ -124,11 +124,15 @@ class MatWriter:
         texts = self._texts + [extra] if extra is not None else self._texts
         return format_header(self.header, xg_tags=self.xg_tags) + join_games(texts)
 
+    def _in_play(self, game: Game | None) -> str | None:
+        """A game in play, formatted as the next game (None: none)."""
+        if game is None:
+            return None
+        return format_game(game_record(game, self.games + 1), record_names(self.header))
+
     def text(self, extra: Game | None = None) -> str:
         """The current file's text, with ``extra`` (a game in play) after its games."""
-        more = None
-        if extra is not None:
-            more = format_game(game_record(extra, self.games + 1), record_names(self.header))
+        more = self._in_play(extra)
         with self._lock:
             return self._render(more)
 
@@ -139,9 +143,7 @@ class MatWriter:
         `MatWriteError` when a file cannot be written (it is tried again next time)."""
         if self.path is None:
             return
-        more = None
-        if extra is not None:
-            more = format_game(game_record(extra, self.games + 1), record_names(self.header))
+        more = self._in_play(extra)
         with self._lock:
             jobs = list(self._finished.items())
             current = part_path(self.path, self._part)

@@ -249,3 +249,12 @@ def test_watch_draws_the_board_after_every_move(tmp_path: Path) -> None:
     frames = done.stdout.count("; Position ID ")
     assert frames == moves > 10
     assert done.stdout.count(" rolls ") == moves
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(" ".join([*command(*FAST, "--money", "--games", "20", "--watch",
+                                             "--out", str(tmp_path))]) + " | head -3",
+                          shell=True, capture_output=True, text=True, timeout=300,
+                          env=environment())
+    assert len(done.stdout.splitlines()) == 3
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

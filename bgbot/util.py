@@ -24,8 +24,8 @@ from typing import Any, Mapping
 
 from .core.errors import BgbotError
 
-__all__ = ["SecretError", "credential_path", "die_with_parent", "resolve_secret", "safe_name",
-           "write_atomically"]
+__all__ = ["SecretError", "credential_path", "current_umask", "die_with_parent",
+           "resolve_secret", "safe_name", "writable_directory", "write_atomically"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
@@ -66,15 +66,16 @@ def write_atomically(path: Path, data: str | bytes, *, mode: int | None = None,
 
     The text goes to a temporary file beside ``path``, is synced, then takes its place, and
     the directory is synced. ``mode`` sets the file's permissions (the temporary file has them
-    before any byte is written). With ``replace=False`` an existing ``path`` is kept (another
-    process may have just written it) and the result is False; otherwise True.
+    before any byte is written); by default they are those of a file the process creates
+    (0666 less the umask), not the temporary file's 0600. With ``replace=False`` an existing
+    ``path`` is kept (another process may have just written it) and the result is False;
+    otherwise True.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)
+        os.fchmod(fd, 0o666 & ~current_umask() if mode is None else mode)
         raw = data.encode("utf-8") if isinstance(data, str) else data
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -94,6 +95,39 @@ def write_atomically(path: Path, data: str | bytes, *, mode: int | None = None,
         raise
     _sync_directory(path.parent)
     return True
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it (``/proc/self/status``; where that is
+    missing, set and restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def writable_directory(path: Path, what: str) -> Path:
+    """``path`` as a directory this process can write files into, created when missing; a
+    `BgbotError` naming ``what`` and the path otherwise (a file in the way, no permission, a
+    read-only file system), so that a command fails before it starts rather than after its
+    first game."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BgbotError(f"{what} {path}: is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".bgbot-probe.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise BgbotError(f"{what} {path}: cannot write there ({exc.strerror or exc})") from None
+    return path
 
 
 def _sync_directory(directory: Path) -> None:

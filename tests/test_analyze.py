@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,7 @@ def test_missing_and_unreadable_files_give_clear_errors(gnubg_binary: str,
         analyze_match(tmp_path / "absent.mat")
     garbage = tmp_path / "garbage.mat"
     garbage.write_text("this is not a match file\n")
-    with pytest.raises(AnalysisError, match="not a valid .mat file"):
+    with pytest.raises(AnalysisError, match="is not a match gnubg should analyse"):
         analyze_match(garbage)
     with pytest.raises(AnalysisError):
         analyze_match(tmp_path)  # a directory
@@ -150,3 +151,85 @@ def test_missing_and_unreadable_files_give_clear_errors(gnubg_binary: str,
 def test_a_missing_gnubg_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(AnalysisError, match="not found"):
         analyze_match(MATCHES / "m03-3pt.mat", binary=str(tmp_path / "no-gnubg"))
+
+
+# ============================================================== the file's own rules and faults
+
+
+def session_file(tmp_path: Path, *, cube: bool, games: int = 3) -> Path:
+    from bgbot import Rules
+    from bgbot.referee.matlog import MatLogger
+    from bgbot.referee.series import SeriesConfig, run_series_sync
+
+    config = SeriesConfig("heuristic", "pubeval", length=0, games=games, seed=9,
+                          rules=Rules(cube=cube))
+    logger = MatLogger(tmp_path, config)
+    run_series_sync(config, listeners=logger.listeners)
+    (path,) = logger.paths
+    return path
+
+
+@pytest.mark.gnubg
+def test_a_cubeless_session_is_judged_without_the_cube(gnubg_binary: str,
+                                                       tmp_path: Path) -> None:
+    path = session_file(tmp_path, cube=False)
+    assert '; [CubeLimit "1"]' in path.read_text() and '; [Jacoby "Off"]' in path.read_text()
+    analysis = analyze_match(path)
+    assert analysis.settings == ["set cube use off", "set jacoby off"]
+    assert [p.cube["decisions"] for p in analysis.players] == [0, 0]
+    assert [p.cube.get("error_total", {"emg": 0.0})["emg"] for p in analysis.players] == [0, 0]
+    # the same games without the tags: gnubg would judge cube decisions, unless told
+    bare = tmp_path / "bare.mat"
+    bare.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                            if not line.startswith("; [")))
+    assert sum(p.cube["decisions"] for p in analyze_match(bare).players) > 0
+    assert [p.cube["decisions"] for p in analyze_match(bare, cubeless=True).players] == [0, 0]
+
+
+@pytest.mark.gnubg
+def test_files_our_reader_refuses_are_named_not_analysed(gnubg_binary: str,
+                                                         tmp_path: Path) -> None:
+    text = (MATCHES / "m03-3pt.mat").read_text()
+    first_move = re.search(r"  1\) (\d\d): (\S+ \S+)", text)
+    assert first_move is not None
+    illegal = tmp_path / "illegal.mat"
+    illegal.write_text(text.replace(first_move.group(0), f"  1) {first_move.group(1)}: 8/1 6/5",
+                                    1))
+    with pytest.raises(AnalysisError, match=r"game 1, move 1"):
+        analyze_match(illegal)
+    truncated = tmp_path / "truncated.mat"
+    truncated.write_bytes((MATCHES / "m03-3pt.mat").read_bytes()[:3000])
+    with pytest.raises(AnalysisError, match=r"game \d+"):
+        analyze_match(truncated)
+
+
+@pytest.mark.gnubg
+def test_player_names_are_the_files_without_gnubgs_cube_label(gnubg_binary: str,
+                                                              tmp_path: Path) -> None:
+    from bgbot.formats.mat import MatchRecord, format_match
+
+    from .test_mat import run_script
+
+    record = MatchRecord.create(0, ("Alice", "Bob"))
+    script = "open 3 1;move 8/5 6/5;double;take;resign 1;accept"
+    record.add_game(run_script(script, record.rules))
+    path = tmp_path / "owned.mat"
+    path.write_text(format_match(record))
+    assert [p.name for p in analyze_match(path).players] == ["Alice", "Bob"]
+
+
+def test_a_board_name_drops_the_cube_owners_label() -> None:
+    from bgbot.engines.analysis import _names_from_board
+
+    board = (" +13-14-15-16-17-18------19-20-21-22-23-24-+     O: gnubg\n"
+             " +12-11-10--9--8--7-------6--5--4--3--2--1-+     X: pubeval (Cube: 2)\n")
+    assert _names_from_board(board) == ("gnubg", "pubeval")
+
+
+@pytest.mark.gnubg
+def test_the_snowie_rate_has_no_empty_second_figure(gnubg_binary: str) -> None:
+    from bgbot.engines.analysis import format_analysis
+
+    text = format_analysis(analyze_match(MATCHES / "m03-3pt.mat"))
+    line = next(line for line in text.splitlines() if line.startswith("Snowie error rate"))
+    assert "(" not in line

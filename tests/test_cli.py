@@ -109,3 +109,38 @@ def test_play_money_mirrored_reports_pairs(tmp_path: Any) -> None:
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["games"] == 6 and summary["mirror"] is True
     assert len(list(tmp_path.glob("*.mat"))) == 2
+
+
+def test_every_option_and_argument_of_every_command_says_what_it_is() -> None:
+    import argparse
+
+    from bgbot.cli import build_parser
+
+    missing: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*path, name])
+            elif not action.help and action.dest != "help":
+                missing.append(f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), ["bgbot"])
+    assert missing == []
+
+
+def test_config_show_says_where_every_value_came_from(tmp_path: Any) -> None:
+    config = tmp_path / "bgbot.toml"
+    config.write_text("[limits]\nmax_matches = 5\n")
+    shown = bgbot("config", "show", "--config", str(config)).stdout
+    values = [line for line in shown.splitlines() if " = " in line and not line.startswith("#")]
+    assert values and all(line.endswith(("# default", "# set in the file")) or "# set by BGBOT_"
+                          in line for line in values)
+    assert "max_matches = 5  # set in the file" in shown
+
+
+def test_dice_out_of_range_in_an_id_are_said_in_words() -> None:
+    result = bgbot("show", "XGID=-b----E-C---eE---c-e----AA:0:0:1:99:6:3:1:7:10", check=False)
+    assert result.returncode == 2 and "each die must be 1..6" in result.stderr
+    assert "(0, 0) or" not in result.stderr

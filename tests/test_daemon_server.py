@@ -116,6 +116,17 @@ def test_choose_play_candidates_start_with_the_choice(shared_daemon: Daemon) -> 
     assert rest == sorted(rest, reverse=True)
 
 
+@pytest.mark.parametrize("plies", [0, 1])
+def test_choose_play_candidates_are_ranked_as_bgbot_hint_ranks_them(shared_daemon: Daemon,
+                                                                    plies: int) -> None:
+    position, dice = Position.from_position_id("4HPwATDgc/ABMA"), (6, 3)
+    reply = shared_daemon.client().choose_play(position.position_id(), list(dice),
+                                               candidates=64, agent=f"heuristic:plies={plies}")
+    ranked = HeuristicPlayer(plies=plies).rank_plays(position, dice, Context())
+    assert [c["play"] for c in reply["candidates"]] == [str(r.play) for r in ranked]
+    assert reply["candidates"][0]["play"] == reply["play"]
+
+
 def test_cube_take_and_resign_decisions(shared_daemon: Daemon) -> None:
     client = shared_daemon.client()
     assert client.cube_decision("4HPwATDgc/ABMA")["double"] is False
@@ -353,6 +364,21 @@ def test_the_hosted_match_equals_bgbot_play_with_the_same_seed(shared_daemon: Da
     reference = _reference_mat(tmp_path, "heuristic", "pubeval", 5, 77)
     assert mat_body(hosted["mat"]) == mat_body(reference)
     assert hosted["match"]["state"] == "finished" and hosted["match"]["winner"] in (0, 1)
+
+
+def test_info_logs_what_an_operator_needs_not_every_move(shared_daemon: Daemon) -> None:
+    started = shared_daemon.client().match_start(["pubeval", "random"], length=3, seed=31)
+    match_id = started["match"]["match_id"]
+    hosted = _wait_finished(shared_daemon, match_id)
+    assert hosted["match"]["state"] == "finished"
+    lines = wait_for(lambda: (lambda found: found if any("match finished" in line for line in found)
+                              else None)([line for line in shared_daemon.log.splitlines()
+                                          if f"match={match_id}" in line]))
+    events = {line.split(": ", 1)[1].split()[0] for line in lines if "bgbot.events" in line}
+    assert {"game_ended", "match_ended"} <= events
+    assert any("match started" in line for line in lines)
+    assert not events & {"rolled", "played", "doubled", "taken", "game_started"}
+    assert len(lines) < 20  # a handful per match, not a line per roll and move
 
 
 def test_events_of_a_match_arrive_on_its_topic(shared_daemon: Daemon) -> None:

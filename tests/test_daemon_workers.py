@@ -35,7 +35,10 @@ def test_in_process_players_answer_without_an_event_loop() -> None:
     assert info.value.details["field"] == "context"
 
 
-def test_a_decision_pool_answers_times_out_and_replaces_dead_workers(tmp_path: Any) -> None:
+def test_a_decision_pool_answers_times_out_and_replaces_dead_workers(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BGBOT_AGENT_MODULES", "tests.slow_agent")  # the workers know `slow`
+
     async def run() -> None:
         pool = DecisionPool(2, WorkerSettings(state_db=str(tmp_path / "unused.db")))
         try:
@@ -60,12 +63,14 @@ def test_a_decision_pool_answers_times_out_and_replaces_dead_workers(tmp_path: A
             reply = await pool.submit("evaluate_request", {"position": "4HPwATDgc/ABMA"},
                                       "heuristic", 30)
             assert 0 < reply["probabilities"]["win"] < 1
-            # both workers busy with 1-ply plays: a request queued behind them times out
-            slow = {"position": "4HPwATDgc/ABMA", "dice": [1, 1], "agent": "heuristic:plies=1"}
-            busy = [pool.request("choose_play_request", slow, "heuristic", 30) for _ in range(2)]
+            # both workers held for seconds (the test agent `slow` sleeps in every play): a
+            # request queued behind them times out, however late this loaded machine lets
+            # the loop run -- its deadline is ten times shorter than the work ahead of it
+            slow = {"position": "4HPwATDgc/ABMA", "dice": [3, 1], "agent": "slow:seconds=5"}
+            busy = [pool.request("choose_play_request", slow, "heuristic", 60) for _ in range(2)]
             with pytest.raises(ProtocolError) as info:
                 await pool.submit("evaluate_request", {"position": "4HPwATDgc/ABMA"},
-                                  "heuristic", 0.001)
+                                  "heuristic", 0.5)
             assert info.value.code is ErrorCode.TIMEOUT
             assert all("play" in r for r in await asyncio.gather(*busy))
         finally:

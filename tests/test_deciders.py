@@ -26,7 +26,8 @@ def test_deciders_know_every_kind_bgbot_ships() -> None:
     done = _python("import json; from bgbot.deciders import known_agents; "
                    "print(json.dumps(sorted(known_agents())))")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == ["gnubg", "heuristic", "pubeval", "random", "ubgi"]
+    assert json.loads(done.stdout) == ["gnubg", "heuristic", "human", "pubeval", "random",
+                                       "ubgi"]
 
 
 def test_the_agents_package_imports_no_engine() -> None:
@@ -36,7 +37,8 @@ def test_the_agents_package_imports_no_engine() -> None:
                    "print([m for m in sys.modules if m.startswith('bgbot.engines')])")
     assert done.returncode == 0, done.stderr
     kinds, engines = done.stdout.splitlines()
-    assert kinds == "['heuristic', 'pubeval', 'random']"  # the player kinds register with it
+    # the in-process kinds (the players and the person at the terminal) register with it
+    assert kinds == "['heuristic', 'human', 'pubeval', 'random']"
     assert engines == "[]"
 
 

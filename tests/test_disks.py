@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -139,8 +138,8 @@ def test_with_continue_a_match_plays_on_without_its_log(dirs: DaemonDirs) -> Non
         try:
             started = daemon.client().match_start(["pubeval", "heuristic"], length=3, seed=5)
             result = _finish(daemon, started["match"]["match_id"])
-            assert result["match"]["state"] == "finished"
-            assert f"cannot write the match log {dirs.logs}" in daemon.log
+            assert result["match"]["state"] == "finished", daemon.log
+            assert f"cannot write the match file {dirs.logs}" in daemon.log
         finally:
             assert daemon.stop() == 0
     finally:
@@ -159,7 +158,7 @@ def test_a_full_log_disk_parks_the_match_and_it_resumes_as_if_never_stopped(
             match_id = started["match"]["match_id"]
             wait_for(lambda: "was parked by its worker" in daemon.log)  # at its first game end
             assert _match_row(dirs, match_id)[0] == "suspended"
-            assert f"cannot write the match log {dirs.logs}/" in daemon.log
+            assert f"cannot write the match file {dirs.logs}/" in daemon.log
         finally:
             assert daemon.stop() == 0
         space.free(dirs.logs)

@@ -212,6 +212,17 @@ def test_store_refuses_a_second_duel_without_resume(tmp_path: Path) -> None:
         DuelStore.open(path, config, resume=False)
 
 
+def test_a_refused_resume_says_the_differences_in_words(tmp_path: Path) -> None:
+    path = tmp_path / "d.sqlite"
+    DuelStore.open(path, DuelConfig("pubeval", "random", seed=3), resume=False).close()
+    with pytest.raises(DuelStoreError) as info:
+        DuelStore.open(path, DuelConfig("pubeval", "random", seed=3, cube=True,
+                                        luck_judge="heuristic"), resume=True)
+    assert "cube was off, now on" in str(info.value)
+    assert "luck_judge was none, now heuristic" in str(info.value)
+    assert "False" not in str(info.value) and "'" not in str(info.value)
+
+
 def test_resume_with_another_config_is_refused_naming_the_difference(tmp_path: Path) -> None:
     path = tmp_path / "d.sqlite"
     DuelStore.open(path, DuelConfig("pubeval", "random", seed=3), resume=False).close()
@@ -278,9 +289,27 @@ def test_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
     assert result.stats.summary()["won"] == whole.summary()["won"]
 
 
-def test_default_results_file_names_the_agents_and_seed() -> None:
+def test_default_results_file_names_the_agents_mode_and_seed() -> None:
     path = default_path(DuelConfig("heuristic:plies=1", "pubeval", seed=7))
-    assert path == Path("duels/heuristic_plies=1-vs-pubeval-7.sqlite")
+    assert path == Path("duels/heuristic_plies=1-vs-pubeval-money-cubeless-seed7.sqlite")
+
+
+def test_different_duels_get_different_default_files() -> None:
+    # Every field of the identity a resumed duel must share shows in the name.
+    variants = [DuelConfig("heuristic", "pubeval", seed=1),
+                DuelConfig("heuristic", "pubeval", seed=2),
+                DuelConfig("heuristic", "pubeval", seed=1, luck_judge="heuristic"),
+                DuelConfig("heuristic", "pubeval", seed=1, luck_judge="gnubg:plies=0"),
+                DuelConfig("heuristic", "pubeval", seed=1, cube=True),
+                DuelConfig("heuristic", "pubeval", seed=1, cube=True, jacoby=True),
+                DuelConfig("heuristic", "pubeval", seed=1, cube=True, beavers=True),
+                DuelConfig("heuristic", "pubeval", seed=1, cube=True, cube_limit=8),
+                DuelConfig("heuristic", "pubeval", seed=1, length=7, cube=True),
+                DuelConfig("heuristic", "pubeval", seed=1, length=7),
+                DuelConfig("pubeval", "heuristic", seed=1)]
+    names = {default_path(config) for config in variants}
+    assert len(names) == len(variants)
+    assert default_path(variants[2]).name == "heuristic-vs-pubeval-money-cubeless-luck-seed1.sqlite"
 
 
 # ---------------------------------------------------------------------- luck

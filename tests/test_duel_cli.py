@@ -31,16 +31,16 @@ def _last_json(out: str) -> dict[str, object]:
 
 def test_json_is_the_last_line_with_the_promised_fields(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = _run(capsys, "random", "pubeval", "--pairs", "4", "--seed", "3",
-                        "--db", str(tmp_path / "r.sqlite"), "--json")
+    code, out, err = _run(capsys, "random", "pubeval", "--pairs", "4", "--seed", "3",
+                          "--db", str(tmp_path / "r.sqlite"), "--json")
     assert code == 0
-    summary = _last_json(out)
+    summary = json.loads(out)  # stdout is the JSON line and nothing else
     for key in ("pairs", "games", "ppg", "ppg_ci", "win_rate", "won", "lost"):
         assert key in summary
     assert summary["pairs"] == 4 and summary["games"] == 8
     ci = summary["ppg_ci"]
     assert isinstance(ci, list) and len(ci) == 2 and ci[0] <= summary["ppg"] <= ci[1]
-    assert "Results of random vs pubeval" in out and "ppg:" in out
+    assert "Results of random vs pubeval" in err and "ppg:" in err
 
 
 def test_sprt_is_refused_until_the_study_validates_it(
@@ -96,12 +96,12 @@ def test_rerun_without_resume_or_with_other_options_is_refused(
 
 
 def test_match_mode_reports_match_wins(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = _run(capsys, "pubeval", "random", "--length", "3", "--pairs", "2",
-                        "--db", str(tmp_path / "r.sqlite"), "--json")
+    code, out, err = _run(capsys, "pubeval", "random", "--length", "3", "--pairs", "2",
+                          "--db", str(tmp_path / "r.sqlite"), "--json")
     assert code == 0
     summary = _last_json(out)
     assert summary["matches"] == 4 and summary["length"] == 3
-    assert "match_win_rate" in summary and "Matches:" in out
+    assert "match_win_rate" in summary and "Matches:" in err
 
 
 def test_mat_files_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -227,3 +227,54 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _wait_for_pairs(db: Path, count: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    stored = 0
+    while time.monotonic() < deadline and stored < count and process.poll() is None:
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=1) as con:
+                    stored = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+            except sqlite3.OperationalError:
+                stored = 0
+        time.sleep(0.05)
+    assert stored >= count, "the duel stored too few pairs"
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_ctrl_c_prints_the_standings_of_the_pairs_stored(tmp_path: Path, concurrency: str) -> None:
+    db = tmp_path / "int.sqlite"
+    argv = [sys.executable, "-m", "bgbot.cli", "duel", "random", "random", "--pairs", "100000",
+            "--concurrency", concurrency, "--db", str(db), "--json"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_pairs(db, 3, process)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    summary = json.loads(out)  # the JSON line, alone on stdout
+    with sqlite3.connect(db) as con:
+        stored = con.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+    assert summary["pairs"] == stored >= 3 and summary["stopped"] == "interrupted"
+    assert "Results of random vs random" in err
+    assert err.count("bgbot duel: interrupted") == 1 and "--resume" in err
+    assert "Traceback" not in err
+
+
+def test_a_duel_that_cannot_start_leaves_no_results_file(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bgbot.cli", "duel", "nosuch", "pubeval"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and "unknown agent" in done.stderr
+    assert not (tmp_path / "duels").exists() or not any((tmp_path / "duels").iterdir())
+
+
+def test_the_readmes_two_duels_do_not_collide(tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "bgbot.cli", "duel", "random", "pubeval"]
+    first = subprocess.run(base + ["--pairs", "2"], capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path)
+    second = subprocess.run(base + ["--pairs", "2", "--luck"], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert len(list((tmp_path / "duels").glob("*.sqlite"))) == 2
+    assert "15-25 times slower" in second.stderr

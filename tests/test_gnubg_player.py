@@ -325,12 +325,21 @@ def test_listen_address_parse(text: str, host: str | None, port: int | None,
     assert (address.host, address.port, address.path) == (host, port, path)
 
 
-@pytest.mark.parametrize("text", ["", "127.0.0.1:99999", "unix:"])
+@pytest.mark.parametrize("text", ["", "127.0.0.1:99999", "unix:", "127.0.0.1:abc", "host:",
+                                  "localhost:-1", "a:b:c", "[::1]:port"])
 def test_listen_address_rejects(text: str) -> None:
     from bgbot.core.errors import FormatError
 
     with pytest.raises(FormatError):
         ListenAddress.parse(text)
+
+
+def test_a_bad_port_is_refused_and_binds_no_socket(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "bgbot.cli", "gnubg-player", "--listen",
+                           "127.0.0.1:abc"], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.returncode == 2 and "HOST:PORT with a port of 1..65535" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no Unix socket named 127.0.0.1:abc
 
 
 # ============================================================================ hostile peers

@@ -368,7 +368,8 @@ def test_writer_header_tags_comments_and_xg_tags() -> None:
     record.comments = ["first line", "second line"]
     assert format_match(record) == (
         '; [Site "Home"]\n; [EventDate "2026.03.04"]\n; [EventTime "05.06"]\n'
-        '; [Transcriber "bgbot"]\n\n; first line\n; second line\n 7 point match\n\n')
+        '; [Crawford "Off"]\n; [Transcriber "bgbot"]\n\n; first line\n; second line\n'
+        ' 7 point match\n\n')
     xg = format_match(record, xg_tags=True)
     assert xg.startswith(
         '; [Site "Home"]\n; [Player 1 "Alice"]\n; [Player 2 "Bob"]\n; [EventDate "2026.03.04"]\n'

@@ -18,6 +18,8 @@ class Agent(ABC):
     """A decider the referee can ask; async so out-of-process engines fit the same mould."""
 
     name: str = "agent"
+    interactive: bool = False
+    """A person decides at the terminal (no progress display may draw over it)."""
 
     @abstractmethod
     async def choose_play(self, position: Position, dice: Sequence[int], context: Context) -> Play:

@@ -24,6 +24,22 @@ def _seed(opts: Options, seed: int) -> int:
     base = opts.integer("seed", 0)
     digest = hashlib.sha256(f"bgbot-agent-seed:{base}:{seed}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
+PLAYER_CACHE_ENTRIES = 5_000
+"""Entries per position cache of the heuristic player (its evaluator's and the bear-off
+database's) in processes that play for long: the daemon and its workers (``limits.player_cache``)
+and ``bgbot play``. The players' own limit (200,000) lets a session of 10,000 games grow by
+some 100 MB; this one keeps it flat, and costs no speed."""
+
+
+def limit_player_caches(entries: int = PLAYER_CACHE_ENTRIES) -> None:
+    """Bound the heuristic player's position caches in this process (0: the players' own
+    limit)."""
+    if entries > 0:
+        from ..players.bearoff import BearoffDatabase
+        from ..players.evaluator import HeuristicEvaluator
+
+        HeuristicEvaluator.CACHE_LIMIT = entries
+        BearoffDatabase.SIDE_CACHE_LIMIT = entries
 
 
 def _heuristic(spec: AgentSpec, seed: int) -> Agent:

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from ..core.errors import FormatError
+from ._args import match_length
 
 if TYPE_CHECKING:
+    from ..frontends.invitations import InvitationPolicy
     from ..frontends.server import ServerAccount, ServerClient
 
 _EPILOG = """\
@@ -28,6 +30,51 @@ or SIGTERM. Every match is logged as .mat under <logs dir>/{kind}/<frontend name
 Passwords: $BGBOT_{upper}_PASSWORD_<USER>, $BGBOT_{upper}_PASSWORD, password_file, then the
 systemd credentials {kind}-<user>, {kind}-password, {kind}.
 """
+
+
+def add_policy_options(group: argparse._ArgumentGroup, *, unlimited: bool = False,
+                       experience: bool = False) -> None:
+    """The invitation policy's options (`bgbot.frontends.invitations.InvitationPolicy`), the
+    same for every server command; ``unlimited`` and ``experience`` where the server has
+    money matches and experience figures."""
+    group.add_argument("--min-length", type=match_length, default=1, metavar="N",
+                       help="decline matches shorter than N points (default 1)")
+    group.add_argument("--max-length", type=match_length, default=25, metavar="N",
+                       help="decline matches longer than N points (default 25)")
+    if unlimited:
+        group.add_argument("--unlimited", action="store_true",
+                           help="accept unlimited (money) matches")
+    group.add_argument("--min-rating", type=float, default=None, metavar="R",
+                       help="decline opponents rated below R (or whose rating is not known)")
+    group.add_argument("--max-rating", type=float, default=None, metavar="R",
+                       help="decline opponents rated above R (or whose rating is not known)")
+    if experience:
+        group.add_argument("--min-experience", type=int, default=None, metavar="N",
+                           help="decline opponents with fewer than N points of experience")
+        group.add_argument("--max-experience", type=int, default=None, metavar="N",
+                           help="decline opponents with more than N points of experience")
+    group.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="play only these opponents (repeatable)")
+    group.add_argument("--block", action="append", default=[], metavar="NAME",
+                       help="never play these opponents (repeatable)")
+    group.add_argument("--no-bots", action="store_true",
+                       help="decline opponents that look like bots")
+    group.add_argument("--cooldown", type=float, default=0.0, metavar="SECONDS",
+                       help="pause before playing the same opponent again (default 0)")
+
+
+def policy_from_args(args: argparse.Namespace) -> InvitationPolicy:
+    """The `InvitationPolicy` of the options `add_policy_options` added."""
+    from ..frontends.invitations import InvitationPolicy
+
+    return InvitationPolicy(
+        min_length=args.min_length, max_length=args.max_length,
+        allow_unlimited=getattr(args, "unlimited", False),
+        min_rating=args.min_rating, max_rating=args.max_rating,
+        min_experience=getattr(args, "min_experience", None),
+        max_experience=getattr(args, "max_experience", None),
+        allow=tuple(args.allow), block=tuple(args.block), allow_bots=not args.no_bots,
+        cooldown_seconds=args.cooldown)
 
 
 def configured_accounts(kind: str, config_file: str, *, user: str | None = None,

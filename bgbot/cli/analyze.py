@@ -13,6 +13,9 @@ examples:
 
 Error rates are gnubg's: mEMG (milli-equivalent money games) per decision, with the MWC
 percentage in match play or points in money play; errors and bad luck are negative.
+The file is read with bgbot's own reader first: an illegal move or a truncated game is
+named, not analysed. The rules come from the file (bgbot writes cubeless, Jacoby and beaver
+tags); --cubeless and --jacoby say them for files that do not.
 GNU Backgammon must be installed (/usr/games/gnubg, or set BGBOT_GNUBG).
 """
 
@@ -35,13 +38,20 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SEC",
                    help="give up after SEC seconds (default 1800)")
+    p.add_argument("--cubeless", action="store_true", default=None,
+                   help="judge the games as cubeless play (bgbot's files say so themselves)")
+    p.add_argument("--jacoby", choices=("on", "off"), default=None,
+                   help="money play: judge with or without the Jacoby rule (default: the "
+                   "file's Jacoby tag, else gnubg's own default, on)")
     p.set_defaults(func=_cmd_analyze)
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from ..engines.analysis import analyze_match, format_analysis
 
-    analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout)
+    jacoby = None if args.jacoby is None else args.jacoby == "on"
+    analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout,
+                             cubeless=args.cubeless, jacoby=jacoby)
     if args.json:
         print(json.dumps(analysis.to_json()))
     else:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..deciders import known_agents
 from ._args import match_length
+from ._servers import add_policy_options
 
 if TYPE_CHECKING:
     from ..frontends.bgammon.client import BgammonAccount
@@ -76,17 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="said when a match starts; {opponent} is replaced")
     parser.add_argument("--farewell", default="", metavar="TEXT",
                         help="said when a match ends; {opponent} is replaced")
-    parser.add_argument("--min-length", type=match_length, default=1, metavar="N")
-    parser.add_argument("--max-length", type=match_length, default=25, metavar="N")
-    parser.add_argument("--min-rating", type=float, default=None, metavar="R")
-    parser.add_argument("--max-rating", type=float, default=None, metavar="R")
-    parser.add_argument("--allow", action="append", default=[], metavar="NAME",
-                        help="play only these opponents (repeat)")
-    parser.add_argument("--block", action="append", default=[], metavar="NAME",
-                        help="never play these opponents (repeat)")
-    parser.add_argument("--no-bots", action="store_true", help="decline other bots")
-    parser.add_argument("--cooldown", type=float, default=0.0, metavar="SECONDS",
-                        help="pause required before playing the same opponent again")
+    add_policy_options(parser.add_argument_group("invitation policy"))
     parser.add_argument("--quiet-declines", action="store_true",
                         help="leave a declined table without saying why")
     parser.add_argument("--join-bot-tables", action="store_true",
@@ -105,16 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def account_from_args(args: argparse.Namespace) -> BgammonAccount:
     from ..frontends.bgammon.client import BgammonAccount
-    from ..frontends.invitations import InvitationPolicy
+    from ._servers import policy_from_args
     from ..util import resolve_secret
 
     password, source = resolve_secret(
         "bgammon", args.user,
         file=str(args.password_file) if args.password_file is not None else None)
-    policy = InvitationPolicy(
-        min_length=args.min_length, max_length=args.max_length, min_rating=args.min_rating,
-        max_rating=args.max_rating, allow=tuple(args.allow), block=tuple(args.block),
-        allow_bots=not args.no_bots, cooldown_seconds=args.cooldown)
+    policy = policy_from_args(args)
     return BgammonAccount(
         user=args.user, host=args.host, port=args.port, password=password,
         password_source=source if password else "none (guest login)", agent=args.player,

@@ -9,7 +9,8 @@ _EPILOG = """\
 examples:
   bgbot config check                       check the default file (and BGBOT_* variables)
   bgbot config check /etc/bgbot/bgbot.toml
-  bgbot config show                        the effective values, and where they came from
+  bgbot config show                        every value, and where it came from (default,
+                                           the file, a BGBOT_* variable)
   bgbot config show --config my.toml
 
 config/bgbot.toml is the commented template with every option and its default.
@@ -30,12 +31,15 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     check = actions.add_parser("check", help="check a file; exit 0 when it is valid",
                                description="Read FILE (default: the file `bgbot serve` reads) "
                                "with the BGBOT_* overrides, and report the first error.")
-    check.add_argument("file", nargs="?", metavar="FILE", default=None)
+    check.add_argument("file", nargs="?", metavar="FILE", default=None,
+                       help="the TOML file to check (default: the file `bgbot serve` reads: "
+                       "$BGBOT_CONFIG, else $CONFIGURATION_DIRECTORY/bgbot.toml, else the "
+                       "per-user one)")
     check.set_defaults(func=_check)
     show = actions.add_parser("show", help="print the effective configuration as TOML",
-                              description="Print every option's effective value (defaults, the "
-                              "file, BGBOT_* variables) and the resolved paths. Prints no "
-                              "secret: keys live in files.")
+                              description="Print every option's effective value, each marked "
+                              "with where it came from (default, the file, a BGBOT_* variable), "
+                              "and the resolved paths. Prints no secret: keys live in files.")
     show.add_argument("--config", metavar="FILE", default=None,
                       help="configuration file (default: the file `bgbot serve` reads)")
     show.set_defaults(func=_show)

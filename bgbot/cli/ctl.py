@@ -149,12 +149,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     get = _sub(match_commands, "get", "show one match: state, score, position, .mat text",
                "examples:\n  bgbot ctl match get 0f3c9a1e77b2\n  bgbot ctl match get 0f3c9a1e77b2 --mat",
                _cmd_match_get)
-    get.add_argument("match_id", metavar="ID")
+    get.add_argument("match_id", metavar="ID", help="the match id (bgbot ctl match list)")
     get.add_argument("--mat", action="store_true", help="print the .mat text so far")
 
     abort = _sub(match_commands, "abort", "stop a match for good",
                  "example:\n  bgbot ctl match abort 0f3c9a1e77b2 --reason testing", _cmd_match_abort)
-    abort.add_argument("match_id", metavar="ID")
+    abort.add_argument("match_id", metavar="ID", help="the match id (bgbot ctl match list)")
     abort.add_argument("--reason", metavar="TEXT", help="why (logged and published)")
 
     frontends = _sub(commands, "frontends", "list, start or stop frontends (gnubg listeners...)",
@@ -162,7 +162,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                      "  bgbot ctl frontends start gnubg2 --kind gnubg_external "
                      "--option listen=127.0.0.1:4322\n  bgbot ctl frontends stop gnubg2",
                      _cmd_frontends)
-    frontends.add_argument("action", nargs="?", choices=("list", "start", "stop"), default="list")
+    frontends.add_argument("action", nargs="?", choices=("list", "start", "stop"), default="list",
+                           help="list them (the default), or start or stop one")
     frontends.add_argument("name", nargs="?", metavar="NAME", help="the frontend (start, stop)")
     frontends.add_argument("--kind", metavar="KIND", help="start: kind of a frontend not in the config")
     frontends.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -201,7 +202,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
          "example:\n  bgbot ctl reload", _cmd_reload)
     shutdown = _sub(commands, "shutdown", "stop the daemon (hosted matches resume at its next start)",
                     "example:\n  bgbot ctl shutdown --reason upgrade", _cmd_shutdown)
-    shutdown.add_argument("--reason", metavar="TEXT")
+    shutdown.add_argument("--reason", metavar="TEXT", help="why (logged)")
 
     keygen = _sub(commands, "keygen", "create a new signing key file (mode 0600)",
                   "examples:\n  bgbot ctl keygen                       the default key file\n"

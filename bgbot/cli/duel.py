@@ -41,10 +41,15 @@ statistics are from A's side and treat the pair as one observation.
 Stops after --pairs N pairs, or earlier on an SPRT verdict (--sprt) or once the 95% interval
 is at most --ci-width wide (the luck-adjusted one with --luck, match wins with --length).
 
-Results: every game is stored in --db (default duels/<A>-vs-<B>-<seed>.sqlite); a pair is
-written in one transaction, so a killed duel loses at most the pairs in flight. Run the same
-command with --resume to continue it. --mat DIR also writes gnubg .mat files (money: one per
-pair holding its two games; match play: one per match).
+Results: every game is stored in --db (default duels/<A>-vs-<B>-<mode>[-luck]-seed<S>.sqlite,
+the mode saying cubeless or cubeful, the rules and the match length); a pair is written in one
+transaction, so a killed duel loses at most the pairs in flight. Run the same command with
+--resume to continue it. Ctrl-C (or SIGTERM) stops at once and prints the standings of the
+pairs stored. --mat DIR also writes gnubg .mat files (money: one per pair holding its two
+games; match play: one per match). With --json stdout carries the JSON line only.
+
+--luck judges every move of both sides: a duel takes about 15-25 times as long (the time per
+pair and the time left are printed after the first pair).
 """
 
 
@@ -102,7 +107,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                        "(needs bgbot[cluster])")
     out = p.add_argument_group("records and output")
     out.add_argument("--db", type=Path, default=None, metavar="FILE",
-                     help="SQLite results file (default duels/<A>-vs-<B>-<seed>.sqlite)")
+                     help="SQLite results file (default duels/<A>-vs-<B>-<mode>-seed<S>.sqlite)")
     out.add_argument("--resume", action="store_true",
                      help="continue the duel stored in the results file (same options)")
     out.add_argument("--mat", type=Path, default=None, metavar="DIR",
@@ -110,7 +115,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     out.add_argument("--report", type=Path, default=None, metavar="DIR",
                      help="write DIR/index.html with PNG plots (needs bgbot[report])")
     out.add_argument("--json", action="store_true",
-                     help="end with one JSON line: pairs, games, ppg, ppg_ci, win_rate, ...")
+                     help="end with one JSON line on stdout (nothing else goes there): pairs, "
+                     "games, ppg, ppg_ci, win_rate, ...")
     out.add_argument("--quiet", action="store_true", help="no progress bar and no text block")
     p.set_defaults(func=run)
 
@@ -215,10 +221,11 @@ def _stop_on_sigterm() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..deciders import create_agent
     from ..referee.duel import DuelStats, StopRule, run_duel
-    from ..referee.duel_report import _pyplot, text_block, write_report
+    from ..referee.duel_report import _pyplot, write_report
     from ..referee.duel_store import DuelStore, default_path
-    from ..util import write_atomically
+    from ..util import writable_directory, write_atomically
 
     config = _config(args)
     sprt = _sprt(args)
@@ -230,30 +237,57 @@ def run(args: argparse.Namespace) -> int:
         raise BgbotError(f"--pairs must be at least 1, got {limit}")
     if args.report is not None:
         _pyplot()  # fail now, not after the duel, when matplotlib is missing
+    for spec in filter(None, (config.agent_a, config.agent_b, config.luck_judge)):
+        create_agent(spec)  # an unknown agent or option fails here, before any file is made
+    if args.mat is not None:
+        writable_directory(args.mat, "--mat")
     stop = StopRule(pairs=limit, ci_width=args.ci_width)
     db_path = args.db if args.db is not None else default_path(config)
+    created = not db_path.exists()
     store = DuelStore.open(db_path, config, resume=args.resume)
     stats = DuelStats(config, sprt=sprt)
     done = store.pairs()
-    executor, restart, release = _executor(args)
+    text_out = sys.stderr if args.json else sys.stdout
+    try:
+        executor, restart, release = _executor(args)
+    except BaseException:
+        _discard_if_empty(store, db_path, created)
+        raise
     progress = _Progress(args, config, stop, len(done))
+    clock = _Clock(args, config, limit, len(done))
 
     def on_pair(current: DuelStats, pair: Any) -> None:
         for suffix, text in pair.mats:
             write_atomically(args.mat / _mat_name(config, pair.index, suffix), text)
         progress.update(current)
+        clock.pair_done(current.pairs)
 
     previous = _stop_on_sigterm()
+    clock.start()
     try:
         with progress:
             result = run_duel(config, executor, stop, stats=stats, done=done, sink=store,
                               on_pair=on_pair, window=_window(args), restart=restart)
     except KeyboardInterrupt:
-        print(f"bgbot duel: interrupted after {store.pair_count()} pairs stored in {db_path}; "
-              "run the same command with --resume to continue", file=sys.stderr)
-        raise
-    finally:
         release()
+        stored = store.pair_count()
+        store.mark_stopped("interrupted")
+        _discard_if_empty(store, db_path, created)
+        summary = stats.summary()
+        summary["stopped"] = "interrupted"
+        summary["results_file"] = str(db_path) if stored or not created else None
+        _print_summary(args, summary, "interrupted", text_out)
+        print(f"bgbot duel: interrupted after {stored} pairs stored in {db_path}; run the "
+              "same command with --resume to continue" if stored else
+              "bgbot duel: interrupted before the first pair was stored", file=sys.stderr)
+        return 130
+    except BaseException:
+        release()
+        _discard_if_empty(store, db_path, created)
+        raise
+    else:
+        release()
+    finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     store.mark_stopped(result.reason)
@@ -267,13 +301,82 @@ def run(args: argparse.Namespace) -> int:
         page = write_report(args.report, config, store.pairs(), summary, result.reason)
         summary["report"] = str(page)
     store.close()
+    _print_summary(args, summary, result.reason, text_out)
+    return 0
+
+
+def _print_summary(args: argparse.Namespace, summary: dict[str, Any], reason: str,
+                   text_out: Any) -> None:
+    """The text block (stderr with --json, else stdout), then the JSON line on stdout."""
+    from ..referee.duel_report import text_block
+
     if not args.quiet:
-        print(text_block(summary, result.reason), flush=True)
-        if args.report is not None:
-            print(f"report: {summary['report']}", flush=True)
+        print(text_block(summary, reason), file=text_out, flush=True)
+        if summary.get("report"):
+            print(f"report: {summary['report']}", file=text_out, flush=True)
     if args.json:
         print(json.dumps(summary), flush=True)
-    return 0
+
+
+def _discard_if_empty(store: Any, path: Path, created: bool) -> None:
+    """Close the results file; one this run created and stored nothing in goes again (a
+    duel that failed to start leaves no empty database behind)."""
+    try:
+        empty = store.pair_count() == 0
+    except Exception:
+        empty = True
+    store.close()
+    if created and empty:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+class _Clock:
+    """Says, once the duel has run for `TELL_AFTER` seconds, how long a pair takes and how
+    long is left (on stderr; a duel with --luck takes 15-25 times as long as one without,
+    which is said at the start)."""
+
+    TELL_AFTER = 10.0
+
+    def __init__(self, args: argparse.Namespace, config: Any, limit: int, done: int) -> None:
+        self.quiet = args.quiet
+        self.luck = config.luck_judge is not None
+        self.open_ended = args.sprt is not None or args.ci_width is not None
+        self.limit = limit
+        self.done = done
+        self.started = 0.0
+        self.told = False
+
+    def start(self) -> None:
+        import time
+
+        self.started = time.monotonic()
+        if self.luck and not self.quiet:
+            print("bgbot duel: --luck judges every move of both sides, which makes a duel "
+                  "about 15-25 times slower; the time left follows after "
+                  f"{self.TELL_AFTER:.0f} s", file=sys.stderr, flush=True)
+
+    def pair_done(self, pairs: int) -> None:
+        import time
+
+        elapsed = time.monotonic() - self.started
+        new = pairs - self.done
+        if self.told or self.quiet or new <= 0 or elapsed < self.TELL_AFTER:
+            return
+        self.told = True
+        per_pair = elapsed / new
+        remaining = max(self.limit - pairs, 0)
+        print(f"bgbot duel: {per_pair:.2f} s per pair; {'at most ' if self.open_ended else ''}"
+              f"{_duration(remaining * per_pair)} left for {remaining} more pairs",
+              file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _window(args: argparse.Namespace) -> int:

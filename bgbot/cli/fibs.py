@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, cast
 
-from ._args import match_length
+from ._servers import add_policy_options
 
 if TYPE_CHECKING:
     from ..frontends.fibs.client import FibsAccount
@@ -55,21 +55,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="invite this opponent when free (repeatable; LEN or 'unlimited')")
     p.add_argument("--greeting", default="", help="told to each new opponent ({opponent})")
     p.add_argument("--farewell", default="", help="told after each match ({opponent})")
-    g = p.add_argument_group("invitation policy")
-    g.add_argument("--min-length", type=match_length, default=1)
-    g.add_argument("--max-length", type=match_length, default=25)
-    g.add_argument("--unlimited", action="store_true", help="accept unlimited (money) matches")
-    g.add_argument("--min-rating", type=float)
-    g.add_argument("--max-rating", type=float)
-    g.add_argument("--min-experience", type=int)
-    g.add_argument("--max-experience", type=int)
-    g.add_argument("--allow", action="append", default=[], metavar="NAME",
-                   help="accept only these opponents (repeatable)")
-    g.add_argument("--block", action="append", default=[], metavar="NAME",
-                   help="never play these opponents (repeatable)")
-    g.add_argument("--no-bots", action="store_true", help="decline opponents that look like bots")
-    g.add_argument("--cooldown", type=float, default=0.0, metavar="SECONDS",
-                   help="pause before playing the same opponent again")
+    add_policy_options(p.add_argument_group("invitation policy"), unlimited=True,
+                       experience=True)
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="-v: decisions, -vv: every line on the wire (never the password)")
     p.set_defaults(func=run)
@@ -82,9 +69,8 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     from ..core.errors import FormatError
     from ..daemon.paths import default_paths
     from ..frontends.fibs.client import FibsAccount, parse_invite
-    from ..frontends.invitations import InvitationPolicy
     from ..frontends.kinds import with_overrides
-    from ._servers import configured_accounts
+    from ._servers import configured_accounts, policy_from_args
 
     if args.config:
         accounts = configured_accounts("fibs", args.config, user=args.user,
@@ -98,12 +84,7 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     if not password:
         raise FormatError("password", None, "set $BGBOT_FIBS_PASSWORD (or use --config or the "
                                             "systemd credential fibs-password)")
-    policy = InvitationPolicy(
-        min_length=args.min_length, max_length=args.max_length, allow_unlimited=args.unlimited,
-        min_rating=args.min_rating, max_rating=args.max_rating,
-        min_experience=args.min_experience, max_experience=args.max_experience,
-        allow=tuple(args.allow), block=tuple(args.block), allow_bots=not args.no_bots,
-        cooldown_seconds=args.cooldown)
+    policy = policy_from_args(args)
     paths = default_paths()
     logs = Path(args.logs) if args.logs else paths.logs_dir / "fibs"
     state = Path(args.state) if args.state else paths.state_dir / f"fibs-{args.user}.json"

@@ -36,6 +36,11 @@ how it works:
   what you told gnubg. After bgbot takes a beaver of its own double, gnubg 1.07 stops
   automatic play; type `play` in gnubg to continue (a gnubg quirk, not an error).
 
+  Resignations offered to bgbot: gnubg never asks its external player; it answers itself,
+  accepting only a backgammon -- it declines a single game even when that would win bgbot
+  the match (seen in gnubg 1.07: "root declines the single game" in a 1-point match, with
+  no request to bgbot). Resignations bgbot offers, gnubg's engine judges.
+
   Each connection is logged to --log-dir as JSON lines: every request gnubg sent, bgbot's
   reply and decision, and the games' results as seen through the score. gnubg's own
   `export match mat FILE` remains the full record (bgbot never sees gnubg's dice).

@@ -1,15 +1,25 @@
-"""`bgbot play A B`: a headless series of matches or money games, logged as .mat files."""
+"""`bgbot play A B`: a headless series of matches or money games, logged as .mat files.
+
+Ctrl-C (or SIGTERM) ends it early: the first Ctrl-C lets the game in play finish, a second one
+(or SIGTERM) stops at once; either way the table (or JSON) of the games played is printed and
+every `.mat` file holds the finished games, whole. With ``--json`` stdout carries the JSON line
+only; the table goes to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import signal
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TextIO
 
-from ..deciders import known_agents
+from ..core.errors import BgbotError
 from ..core.rules import Rules
+from ..deciders import known_agents
 from ._args import match_length
 
 _EPILOG = """\
@@ -21,12 +31,19 @@ examples:
   bgbot play heuristic pubeval --length 5 --matches 20 --seed 7
   bgbot play heuristic:plies=1 pubeval --money --games 1000 --mirror --cubeless
   bgbot play random random --money --games 10 --json --out /tmp/logs
+  bgbot play human heuristic:plies=1           play against the bot at the terminal
+  bgbot play heuristic pubeval --watch --delay 0.5   watch the board after every move
 
-Every match (or money session) is written to --out as gnubg's .mat, at every game end.
-The statistics are from the first agent's side; with --mirror each dice sequence is played
-twice (the second time with the opening dice swapped, so each agent gets the other's rolls)
-and the confidence interval treats the pair as one observation.
+Every match (or money session) is written to --out as gnubg's .mat, at every game end; a
+money session starts a new file (NAME-part002.mat, ...) every 100 games, each one a session
+gnubg imports. The statistics are from the first agent's side; with --mirror each dice
+sequence is played twice (the second time with the opening dice swapped, so each agent gets
+the other's rolls) and the confidence interval treats the pair as one observation.
+
+Ctrl-C stops after the game in play (Ctrl-C again: at once) and prints what was played.
 """
+
+DEFAULT_GAMES = 100
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -44,13 +61,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("agent_b", nargs="?", default="pubeval", metavar="B",
                    help="second agent; default pubeval")
     kind = p.add_mutually_exclusive_group()
-    kind.add_argument("--length", type=match_length, default=7, metavar="N",
+    kind.add_argument("--length", type=match_length, default=None, metavar="N",
                       help="match length in points (default 7)")
     kind.add_argument("--money", action="store_true", help="play a money session instead")
-    p.add_argument("--games", type=int, default=100, metavar="N",
-                   help="money: number of games (default 100)")
-    p.add_argument("--matches", type=int, default=1, metavar="K",
-                   help="match play: number of matches (default 1)")
+    p.add_argument("--games", type=int, default=None, metavar="N",
+                   help=f"money: number of games (default {DEFAULT_GAMES}; even with --mirror)")
+    p.add_argument("--matches", type=int, default=None, metavar="K",
+                   help="match play: number of matches (default 1; even with --mirror)")
     p.add_argument("--seed", type=int, default=1, metavar="S",
                    help="dice and noise seed; the same seed replays the same series (default 1)")
     p.add_argument("--mirror", action="store_true",
@@ -63,20 +80,64 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                    help="directory for the .mat logs (default ./matches)")
     p.add_argument("--no-log", action="store_true", help="do not write .mat files")
     p.add_argument("--json", action="store_true",
-                   help="end with one JSON line: games, ppg, ppg_ci, win_rate, outcome counts")
+                   help="end with one JSON line on stdout (nothing else goes there): games, "
+                   "ppg, ppg_ci, win_rate, outcome counts")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.add_argument("--watch", action="store_true",
+                   help="draw the board after every move (seat 0, the first agent, at the "
+                   "bottom)")
+    p.add_argument("--delay", type=float, default=0.0, metavar="SEC",
+                   help="with --watch: pause SEC seconds after each board (default 0)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..core.errors import BgbotError
-    from ..referee.matlog import MatLogger
-    from ..referee.series import SeriesConfig, run_series_sync, schedule
-
-    if args.length < 1 and not args.money:
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse what would be ignored or changed silently."""
+    if args.length is not None and args.length < 1:
         raise BgbotError("--length: a match needs at least 1 point (use --money for money play)")
-    if args.games < 1 or args.matches < 1:
-        raise BgbotError("--games and --matches must be at least 1")
+    if not args.money:
+        if args.games is not None:
+            raise BgbotError("--games counts money games: add --money (match play counts "
+                             "--matches)")
+        if args.jacoby or args.beavers:
+            raise BgbotError("--jacoby and --beavers are money rules: add --money (match play "
+                             "has neither)")
+    elif args.matches is not None:
+        raise BgbotError("--matches counts matches: money play counts --games")
+    if args.cubeless and (args.jacoby or args.beavers):
+        raise BgbotError("--jacoby and --beavers need the cube: drop --cubeless")
+    count = args.games if args.money else args.matches
+    if count is not None and count < 1:
+        raise BgbotError(f"--{'games' if args.money else 'matches'} must be at least 1, "
+                         f"got {count}")
+    if args.mirror and count is not None and count % 2:
+        what = "--games" if args.money else "--matches"
+        raise BgbotError(f"--mirror plays every dice sequence twice, so {what} must be even "
+                         f"(got {count}: use {count - 1 or 2} or {count + 1})")
+    if args.delay < 0:
+        raise BgbotError(f"--delay must be 0 or more seconds, got {args.delay:g}")
+    if args.delay and not args.watch:
+        raise BgbotError("--delay paces the boards of --watch: add --watch")
+    if args.watch and args.json:
+        raise BgbotError("--watch draws boards on stdout, where --json puts the JSON only: "
+                         "choose one")
+
+
+def mode_text(length: int, rules: Rules) -> str:
+    """``money``, ``cubeless money``, ``7-point match`` or ``cubeless 7-point match``."""
+    kind = "money" if length == 0 else f"{length}-point match"
+    return kind if rules.cube else f"cubeless {kind}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..agents.players import limit_player_caches
+    from ..referee.matlog import MatLogger
+    from ..referee.series import SeriesConfig, make_agents, schedule
+    from ..referee.stats import Tally
+    from ..util import writable_directory
+
+    _check_options(args)
+    limit_player_caches()  # a long session's memory stays flat
     rules = Rules(
         cube=not args.cubeless,
         jacoby=args.jacoby and not args.cubeless,
@@ -85,65 +146,181 @@ def run(args: argparse.Namespace) -> int:
     config = SeriesConfig(
         agent_a=args.agent_a,
         agent_b=args.agent_b,
-        length=0 if args.money else args.length,
-        games=args.games,
-        matches=args.matches,
+        length=0 if args.money else (args.length or 7),
+        games=args.games or DEFAULT_GAMES,
+        matches=args.matches or (2 if args.mirror else 1),
         seed=args.seed,
         mirror=args.mirror,
         rules=rules,
     )
-    logger = None if args.no_log else MatLogger(args.out, config)
-    total_games = (
-        sum(g for _, _, g in schedule(config)) if args.money else None
-    )
-    show_progress = not args.quiet and sys.stderr.isatty()
-    progress_cb: Any = None
-    progress: Any = None
-    if show_progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[ppg]}"), TimeRemainingColumn(), transient=True,
-        )
-        unit = "games" if args.money else "matches"
-        task = progress.add_task(unit, total=total_games or len(schedule(config)), ppg="")
-
-        def progress_cb(tally: Any) -> None:
-            done = tally.games if args.money else tally.matches
-            progress.update(task, completed=done, ppg=f"ppg {tally.ppg:+.3f}")
-
-        progress.start()
+    logger = None
+    if not args.no_log:
+        writable_directory(args.out, "--out")
+        logger = MatLogger(args.out, config)
+    plan = schedule(config)
+    out = sys.stderr if args.json else sys.stdout
+    tally = Tally()
+    agents = make_agents(config)
+    progress = _progress(args, plan) if not args.quiet and sys.stderr.isatty() and not (
+        args.watch or any(agent.interactive for agent in agents)) else None
+    listeners = logger.listeners if logger else None
+    if args.watch:
+        listeners = _watching(listeners, args.delay)
+    stopped: list[str] = []
+    failure: BgbotError | None = None
     try:
-        tally, played = run_series_sync(
-            config,
-            listeners=logger.listeners if logger else None,
-            on_game=progress_cb,
-        )
+        asyncio.run(_play(config, agents, listeners, progress, tally, stopped))
+    except BgbotError as exc:  # a log that cannot be written, an agent that failed
+        failure = exc
     finally:
         if progress is not None:
             progress.stop()
     summary: dict[str, Any] = {
         "agents": [args.agent_a, args.agent_b],
-        "mode": "money" if args.money else f"{args.length}-point match",
+        "mode": mode_text(config.length, rules),
+        "rules": {"cube": rules.cube, "jacoby": rules.jacoby, "beavers": rules.beavers},
         "seed": args.seed,
         "mirror": args.mirror,
         **tally.as_dict(),
     }
+    if stopped:
+        summary["stopped"] = stopped[0]
     if logger:
         summary["mat_files"] = [str(p) for p in logger.paths]
+    if failure is not None and not tally.games:
+        raise failure
     if not args.quiet:
-        _print_table(summary, args)
+        _print_table(summary, args, out)
     if args.json:
         print(json.dumps(summary), flush=True)
+    if failure is not None:
+        raise failure
+    if stopped:
+        print(f"bgbot play: interrupted ({stopped[0]}); the figures count the "
+              f"{_games(tally.games)} played", file=sys.stderr)
+        return 143 if stopped[0] == "terminated" else 130
     return 0
 
 
-def _print_table(s: dict[str, Any], args: argparse.Namespace) -> None:
+async def _play(config: Any, agents: Any, listeners: Any, progress: Any, tally: Any,
+                stopped: list[str]) -> None:
+    """Play the series; Ctrl-C stops after the game in play, a second one or SIGTERM at once
+    (``stopped`` gets why)."""
+    from ..referee.series import SeriesControl, run_series
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    control = SeriesControl()
+
+    def on_sigint() -> None:
+        if control.stopping:
+            print("bgbot play: stopping now", file=sys.stderr, flush=True)
+            task.cancel()
+            return
+        stopped.append("Ctrl-C")
+        control.stop_after_game()
+        print("bgbot play: stopping after the game in play (Ctrl-C again to stop now)",
+              file=sys.stderr, flush=True)
+
+    def on_sigterm() -> None:
+        stopped[:] = ["terminated"]
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    try:
+        await run_series(config, listeners=listeners, on_game=progress.update if progress else
+                         None, agents=agents, tally=tally, control=control)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+class _Bar:
+    """The progress bar on stderr: games (money) or matches, with the running ppg."""
+
+    def __init__(self, money: bool, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeRemainingColumn)
+
+        self.money = money
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[ppg]}"), TimeRemainingColumn(), transient=True,
+            console=Console(file=sys.stderr),
+        )
+        self.task = self.bar.add_task("games" if money else "matches", total=total, ppg="")
+        self.bar.start()
+
+    def update(self, tally: Any) -> None:
+        done = tally.games if self.money else tally.matches
+        self.bar.update(self.task, completed=done, ppg=f"ppg {tally.ppg:+.3f}")
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _progress(args: argparse.Namespace, plan: list[tuple[int, bool, int]]) -> _Bar:
+    return _Bar(args.money, sum(g for _, _, g in plan) if args.money else len(plan))
+
+
+def _watching(inner: Any, delay: float, out: TextIO | None = None) -> Callable[..., list[Any]]:
+    """Wrap a listener factory so that every move also draws the board (`watch_listener`)."""
+
+    def factory(index: int, mirrored: bool, names: Any) -> list[Any]:
+        found = list(inner(index, mirrored, names)) if inner else []
+        return [*found, watch_listener(names, delay, out)]
+
+    return factory
+
+
+def watch_listener(names: Any, delay: float = 0.0, out: TextIO | None = None) -> Any:
+    """A referee listener that draws the board after each move, seat 0 at the bottom, with
+    a line saying who played what (``out``: stdout by default)."""
+    from ..core.game import Moved
+    from ..formats.display import draw_board
+    from ..referee import events as ev
+
+    def on_event(event: ev.Event) -> None:
+        stream = out if out is not None else sys.stdout
+        if isinstance(event, ev.GameStarted):
+            print(f"\n=== game {event.game}, score {names[0]} {event.score[0]}, "
+                  f"{names[1]} {event.score[1]}", file=stream, flush=True)
+        elif isinstance(event, ev.Acted) and isinstance(event.action, Moved):
+            action = event.action
+            after = action.before.apply(action.play)
+            high, low = max(action.dice), min(action.dice)
+            text = str(action.play) or "cannot move"
+            board = after if action.seat == 0 else after.swapped()
+            print(f"\ngame {event.game}: {names[action.seat]} rolls {high}{low} and plays "
+                  f"{text}", file=stream)
+            print(draw_board(board, mover_name=names[0], opponent_name=names[1],
+                             on_roll=action.seat == 1), file=stream, flush=True)
+            if delay:
+                time.sleep(delay)
+        elif isinstance(event, ev.GameEnded):
+            outcome = event.outcome
+            print(f"\ngame {event.game}: {names[outcome.winner]} wins {outcome.points} "
+                  f"point{'s' if outcome.points != 1 else ''} ({outcome.ending})", file=stream,
+                  flush=True)
+
+    return on_event
+
+
+def _games(n: int) -> str:
+    return f"{n} game{'s' if n != 1 else ''}"
+
+
+def _print_table(s: dict[str, Any], args: argparse.Namespace, out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout)
+    console = Console(file=out)
     a, b = s["agents"]
     table = Table(title=f"{s['mode']}, seed {s['seed']}" + (", mirrored" if s["mirror"] else ""))
     table.add_column("")
@@ -160,9 +337,10 @@ def _print_table(s: dict[str, Any], args: argparse.Namespace) -> None:
     table.add_row("points won", str(s["points_won"]), str(s["points_lost"]))
     console.print(table)
     console.print(f"{a}: {s['ppg']:+.3f} ppg, {interval}, "
-                  f"win rate {100 * s['win_rate']:.1f}% over {s['games']} games", soft_wrap=True)
-    for path in s.get("mat_files", [])[:5]:
+                  f"win rate {100 * s['win_rate']:.1f}% over {_games(s['games'])}",
+                  soft_wrap=True)
+    files = s.get("mat_files", [])
+    for path in files[:5]:
         console.print(f"logged {path}", soft_wrap=True)
-    more = len(s.get("mat_files", [])) - 5
-    if more > 0:
-        console.print(f"... and {more} more .mat files in {args.out}")
+    if len(files) > 5:
+        console.print(f"... and {len(files) - 5} more .mat files in {args.out}", soft_wrap=True)

@@ -1,74 +1,17 @@
-"""`bgbot show ID`: draw a position in ASCII, as gnubg does, for people.
+"""`bgbot show ID` or `bgbot show FILE.mat --game N --move M`: draw a position, as gnubg does.
 
-`draw_board` is the drawing; the command reads any position text (`bgbot.formats.anyid`).
+The drawing is `bgbot.formats.display.draw_board`. An argument that names an existing file is
+a match file, read with bgbot's `.mat` reader: the position is the one before the M-th move
+(play) of game N, with the dice rolled for it, and its ids (Position ID, gnubg id, XGID) to
+paste into gnubg or `bgbot hint`. Anything else is a position text (`bgbot.formats.anyid`).
 """
 
 from __future__ import annotations
 
 import argparse
-
-from ..core.position import Position
-
-_ROWS = 5
-
-
-def _column(count: int, mark: str) -> list[str]:
-    """A point's column from the edge inwards: up to five marks, a count when there are more."""
-    cells = [mark if i < count else " " for i in range(_ROWS)]
-    if count > _ROWS:
-        cells[_ROWS - 1] = str(count) if count < 10 else "+"
-    return cells
-
-
-def draw_board(position: Position, *, mover_name: str = "X", opponent_name: str = "O",
-               notes: list[str] | None = None) -> str:
-    """Draw ``position`` as gnubg does: the player on roll (X) at the bottom, moving to the right.
-
-    Points are numbered from the player on roll's side; the opponent's chequers are ``O``.
-    """
-    top_points = list(range(13, 25))
-    bottom_points = list(range(12, 0, -1))
-
-    def cell(point: int) -> tuple[int, str]:
-        mover = position.mover[point - 1]
-        opponent = position.opponent[24 - point]
-        if mover:
-            return mover, "X"
-        if opponent:
-            return opponent, "O"
-        return 0, " "
-
-    def header(points: list[int]) -> str:
-        left = "".join(f"{p:>3}" for p in points[:6])
-        right = "".join(f"{p:>3}" for p in points[6:])
-        return f" +{left} |BAR|{right} +"
-
-    def row(cols: list[list[str]], bar: list[str], index: int) -> str:
-        left = "".join(f"{cols[i][index]:>3}" for i in range(6))
-        right = "".join(f"{cols[i][index]:>3}" for i in range(6, 12))
-        return f" |{left} | {bar[index]} |{right} |"
-
-    lines = [header(top_points)]
-    top_cols = [_column(*cell(p)) for p in top_points]
-    bottom_cols = [_column(*cell(p)) for p in bottom_points]
-    opponent_bar = _column(position.opponent[24], "O")
-    mover_bar = _column(position.mover[24], "X")
-    lines.extend(row(top_cols, opponent_bar, i) for i in range(_ROWS))
-    lines.append(" |" + " " * 18 + " |   |" + " " * 18 + " |")
-    lines.extend(row(bottom_cols, mover_bar, i) for i in reversed(range(_ROWS)))
-    lines.append(header(bottom_points))
-    mover_pips, opponent_pips = position.pip_counts()
-    mover_off, opponent_off = position.borne_off()
-    lines.append(
-        f" O {opponent_name}: pips {opponent_pips}, off {opponent_off}"
-        f"    X {mover_name} (on roll): pips {mover_pips}, off {mover_off}"
-    )
-    lines.append(
-        f" {'race' if position.is_race() else 'contact'}; Position ID {position.position_id()}"
-    )
-    for note in notes or []:
-        lines.append(f" {note}")
-    return "\n".join(lines)
+from pathlib import Path
+from ..core.errors import BgbotError
+from ..formats.display import draw_board
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -79,10 +22,17 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         epilog="examples:\n  bgbot show 4HPwATDgc/ABMA\n  bgbot show 4HPwATDgc/ABMA:cAkAAAAAAAAA\n"
         "  bgbot show 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'\n"
         "  bgbot show 'board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:"
-        "0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0'",
+        "0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0'\n"
+        "  bgbot show matches/some.mat --game 2 --move 7     a position of a match file",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    show.add_argument("id", metavar="ID", help="Position ID, PosID:MatchID, XGID=... or board:...")
+    show.add_argument("id", metavar="ID",
+                      help="Position ID, PosID:MatchID, XGID=... or board:..., or a .mat file")
+    show.add_argument("--game", type=int, default=None, metavar="N",
+                      help="with a match file: game N (default 1)")
+    show.add_argument("--move", type=int, default=None, metavar="M",
+                      help="with a match file: before the M-th move of the game, both "
+                      "players' counted (default 1)")
     show.add_argument("--gnubg", action="store_true",
                       help="read a board: line as gnubg writes it for external players "
                       "(default: as a FIBS server writes it)")
@@ -94,7 +44,67 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 def run(args: argparse.Namespace) -> int:
     from ..formats.anyid import read_any
 
+    if Path(args.id).is_file():
+        print(match_file_position(Path(args.id), args.game or 1, args.move or 1))
+        return 0
+    if args.game is not None or args.move is not None:
+        raise BgbotError(f"--game and --move are for a match file, and {args.id} is no file")
     shown = read_any(args.id, gnubg_dialect=args.gnubg, my_seat=args.seat)
     print(draw_board(shown.position, mover_name=shown.mover_name,
                      opponent_name=shown.opponent_name, notes=shown.notes))
     return 0
+
+
+def match_file_position(path: Path, game_number: int, move: int) -> str:
+    """The drawing of the position before move ``move`` of game ``game_number`` of the match
+    file ``path`` (both 1-based; the moves of both players counted), with its ids."""
+    from ..core.game import AutoDoubled, Beavered, Moved, Raccooned, Taken
+    from ..formats.gnubgid import GameState, MatchState, encode_gnubgid
+    from ..formats.mat import parse_match
+    from ..formats.xgid import encode_xgid, gnubg_to_xgid
+
+    try:
+        record = parse_match(path.read_bytes())
+    except OSError as exc:
+        raise BgbotError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if not 1 <= game_number <= len(record.games):
+        raise BgbotError(f"--game {game_number}: {path} has {_count(len(record.games), 'game')}")
+    game = record.games[game_number - 1]
+    moves = [a for a in game.actions if isinstance(a, Moved)]
+    if not 1 <= move <= len(moves):
+        raise BgbotError(f"--move {move}: game {game_number} has {_count(len(moves), 'move')}")
+    cube, owner = 1, -1
+    target = moves[move - 1]
+    for action in game.actions:
+        if action is target:
+            break
+        if isinstance(action, AutoDoubled):
+            cube = action.cube
+        elif isinstance(action, (Taken, Beavered, Raccooned)):
+            cube, owner = action.cube, action.seat
+    seat = target.seat
+    state = MatchState(cube=cube, cube_owner=owner, on_roll=seat, crawford=game.crawford,
+                       game_state=GameState.PLAYING, turn=seat, dice=target.dice,
+                       match_length=record.length, score=game.score,
+                       jacoby=record.rules.jacoby if record.length == 0 else False)
+    gnubg_id = encode_gnubgid(target.before, state)
+    names = record.names
+    high, low = max(target.dice), min(target.dice)
+    kind = "money session" if not record.length else f"{record.length}-point match"
+    notes = [
+        f"{path.name}, game {game_number}" + (" (Crawford)" if game.crawford else "")
+        + f", move {move} of {len(moves)}: {names[seat]} to play {high}{low}",
+        f"{kind}, score {names[0]} {game.score[0]}, {names[1]} {game.score[1]}; cube {cube}"
+        + (" centred" if owner < 0 else f" owned by {names[owner]}"),
+        f"played: {target.play or 'no move'}",
+        f"gnubg id: {gnubg_id}",
+        f"XGID: {encode_xgid(gnubg_to_xgid(target.before, state, beavers=record.rules.beavers))}",
+        f"hint:  bgbot hint '{gnubg_id}'",
+    ]
+    return draw_board(target.before, mover_name=names[seat], opponent_name=names[1 - seat],
+                      notes=notes)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..agents.players import PLAYER_CACHE_ENTRIES
 from ..core.errors import BgbotError, FormatError
 from ..formats.gnubgid import LONGEST_MATCH
 from ..frontends import kinds
@@ -129,7 +130,7 @@ class LimitsConfig:
     """Seconds a decision may take before the request gets a timeout error."""
     max_candidates: int = 32
     """Most alternatives a choose_play request may ask for."""
-    player_cache: int = 5_000
+    player_cache: int = PLAYER_CACHE_ENTRIES
     """Entries per position cache of the heuristic evaluator in each worker process (about
     1 KB each; the evaluator's own default, 200,000, lets a long-running worker grow to
     several hundred MB). 0 = the evaluator's default."""
@@ -666,8 +667,9 @@ def _toml_value(value: Any) -> str:
 
 
 def show_config(config: Config) -> str:
-    """The effective configuration as TOML, values set by the file or the environment marked
-    so, then the resolved locations. Holds no secret (the key is a file, not a value)."""
+    """The effective configuration as TOML, each value marked with where it came from (the
+    default, the file, a ``BGBOT_*`` variable), then the resolved locations. Holds no secret
+    (the key is a file, not a value)."""
     out: list[str] = [f"# effective configuration; file: {config.source or '(none: defaults)'}"]
 
     def table(obj: Any, prefix: str, header: str) -> None:
@@ -682,7 +684,7 @@ def show_config(config: Config) -> str:
                 nested.append((dotted, value))
                 continue
             origin = config.origins.get(dotted)
-            note = "" if origin is None else (
+            note = "  # default" if origin is None else (
                 "  # set in the file" if origin == "file" else f"  # set by {origin}")
             out.append(f"{item.name} = {_toml_value(value)}{note}")
         for dotted, value in nested:

@@ -228,15 +228,24 @@ async def _choose_play(agent: Agent, spec: str, position: Position, dice: tuple[
     reply: dict[str, Any] = {"play": str(play), "after": after.position_id(), "agent": spec}
     if candidates:
         assert legal is not None
-        reply["candidates"] = _ranked(agent, legal, after, candidates)
+        reply["candidates"] = _ranked(agent, legal, after, candidates, position, dice, context)
     return reply
 
 
-def _ranked(agent: Agent, legal: dict[Position, Play], chosen: Position,
-            limit: int) -> list[dict[str, Any]]:
-    """The agent's play, then the other plays best first by 0-ply cubeless equity, for agents
-    whose player has an evaluator; UNSUPPORTED for the others."""
+def _ranked(agent: Agent, legal: dict[Position, Play], chosen: Position, limit: int,
+            position: Position, dice: tuple[int, int], context: Context
+            ) -> list[dict[str, Any]]:
+    """The agent's play, then the others best first: as the player's own search ranks them
+    (`HeuristicPlayer.rank_plays`, the ranking of ``bgbot hint`` and ``bgbot plays``, with
+    the cubeless equity of the chances it found), else by 0-ply cubeless equity for players
+    with only an evaluator; UNSUPPORTED for the others."""
     player = agent.player if isinstance(agent, PlayerAgent) else None
+    rank_plays = getattr(player, "rank_plays", None)
+    if rank_plays is not None:
+        ranked = rank_plays(position, dice, context)
+        ranked.sort(key=lambda r: r.after != chosen)  # stable: the agent's choice first
+        return [{"play": str(r.play), "after": r.after.position_id(),
+                 "equity": float(r.chances.equity())} for r in ranked[:limit]]
     evaluator = getattr(player, "evaluator", None)
     items = list(legal.items())
     if evaluator is not None and hasattr(evaluator, "evaluate"):

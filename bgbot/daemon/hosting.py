@@ -5,7 +5,8 @@ on its event loop. Every referee event of every match goes through a `GroupJourn
 are committed to ``state.db`` before the next decision of that match is asked and before the
 event is published (group commit: all matches that reach a decision in the same loop turn
 share one transaction), and game ends are committed durably, then the match's ``.mat`` file
-is rewritten atomically.
+is written by the one `.mat` writer (`bgbot.referee.matlog.MatWriter`: the game formatted once
+on the loop, the file rewritten atomically in a writer thread, so each game costs the same).
 
 Agents are wrapped in `PacedAgent`, which waits for that commit and so also yields to the
 loop before every decision: in-process players never await anything, and without it one
@@ -29,10 +30,10 @@ from ..core.position import Play, Position
 from ..deciders import create_agent
 from ..formats.gnubgid import GameState, encode_gnubgid
 from ..formats.gnubgid import MatchState as GnubgMatchState
-from ..formats.mat import MatchRecord, format_match
+from ..formats.mat import MatchRecord
 from ..players.base import Context, TakeDecision
 from ..referee import events as ev
-from ..util import write_atomically
+from ..referee.matlog import MatWriteError, MatWriter
 from ..referee.referee import Referee, Resume
 from ..referee.series import dice_for, match_seed
 from .wire import match_events
@@ -166,7 +167,7 @@ class HostedMatch:
     """A match being played in this process."""
 
     row: MatchRow
-    record: MatchRecord
+    writer: MatWriter
     task: asyncio.Task[None] | None = None
     referee: Referee | None = None
     stop_reason: str | None = None
@@ -186,14 +187,15 @@ class HostedMatch:
         """The game in play (None between games)."""
         return self.referee.current_game if self.referee is not None else None
 
+    def in_play(self) -> Game | None:
+        """The game in play, unfinished (None between games)."""
+        game = self.game
+        return game if game is not None and not game.is_over else None
+
     def mat_text(self) -> str:
-        """The .mat text so far, the game in play included."""
-        record = self.record
-        if self.game is not None and not self.game.is_over:
-            record = MatchRecord(record.length, record.names, record.rules, dict(record.tags),
-                                 list(record.comments), list(record.games), record.ratings)
-            record.add_game(self.game)
-        return format_match(record)
+        """The .mat text so far (of the current file of a long money session), the game in
+        play included."""
+        return self.writer.text(self.in_play())
 
 
 EventSink = Callable[[str, ev.Event], Any]
@@ -217,24 +219,19 @@ class MatchHost:
         # goes on playing the other matches meanwhile; the journal stays the truth.
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mat")
 
-    def _write_mat(self, path: Path, text: str,
-                   hosted: HostedMatch | None = None) -> asyncio.Future[bool]:
-        """Write a match's .mat file in the writer thread; a failure is `_mat_failed`'s."""
-        future = asyncio.get_running_loop().run_in_executor(self._writer, write_atomically,
-                                                            path, text)
-        future.add_done_callback(lambda done: self._mat_written(done, path, hosted))
+    def _write_mat(self, hosted: HostedMatch, *, act: bool = True) -> asyncio.Future[None]:
+        """Write the match's .mat file(s) in the writer thread; a failure is `_mat_written`'s
+        (``act`` False: only logged, as for a match already finished)."""
+        future = asyncio.get_running_loop().run_in_executor(self._writer, hosted.writer.write)
+        future.add_done_callback(lambda done: self._mat_written(done, hosted, act))
         return future
 
-    def _mat_written(self, future: asyncio.Future[bool], path: Path,
-                     hosted: HostedMatch | None) -> None:
+    def _mat_written(self, future: asyncio.Future[None], hosted: HostedMatch, act: bool) -> None:
         if future.cancelled() or future.exception() is None:
             return
-        error = future.exception()
-        reason = getattr(error, "strerror", None) or str(error)
-        message = f"cannot write the match log {path}: {reason}"
-        if hosted is None:
-            log.error("%s", message)
-            return
+        message = str(future.exception())
+        if not act:
+            return  # the caller logs it
         match_id = hosted.row.id
         if self.mat_errors == "continue":
             if not hosted.mat_failed:
@@ -262,8 +259,8 @@ class MatchHost:
         if row is None:
             raise KeyError(match_id)
         when = _dt.datetime.fromisoformat(row.started)
-        hosted = HostedMatch(row, MatchRecord.create(row.spec.length, ("", ""), row.spec.rules,
-                                                     when=when))
+        header = MatchRecord.create(row.spec.length, ("", ""), row.spec.rules, when=when)
+        hosted = HostedMatch(row, MatWriter(row.mat_path, header))
         self.matches[match_id] = hosted
         task = asyncio.get_running_loop().create_task(self._run(hosted), name=f"match-{match_id}")
         task.add_done_callback(lambda _: self._never_ran(hosted))
@@ -313,7 +310,7 @@ class MatchHost:
             return None
         game = hosted.game
         return {
-            "game": len(hosted.record.games) + (1 if game is not None else 0),
+            "game": hosted.writer.games + (1 if game is not None else 0),
             "position": None if game is None or game.is_over else game_gnubgid(game),
             "crawford": bool(game is not None and game.crawford),
             "mat": hosted.mat_text() if mat else None,
@@ -379,10 +376,9 @@ class MatchHost:
         self.journal.flush(durable=True)
         if hosted.stop_reason == "abort":
             try:
-                self._writer.submit(write_atomically, row.mat_path, hosted.mat_text()).result()
-            except OSError as exc:
-                log.error("match %s: cannot write the match log %s: %s", row.id, row.mat_path,
-                          exc.strerror or exc)
+                self._writer.submit(hosted.writer.write, hosted.in_play()).result()
+            except MatWriteError as exc:
+                log.error("match %s: %s", row.id, exc)
             self._set_state(hosted, MatchState.ABORTED, "aborted on request")
         else:
             self._set_state(hosted, MatchState.SUSPENDED, hosted.stop_error)
@@ -393,9 +389,9 @@ class MatchHost:
         mid = row.id
         state = replay(spec, self.store.journal(mid), self.store.games(mid))
         names = match_names(spec, agents)
-        hosted.record.names = names
+        hosted.writer.header.names = names
         for done in state.finished:
-            hosted.record.add_game(done)
+            hosted.writer.add_game(done)
         played = state.finished + ([state.current] if state.current is not None else [])
         hosted.numbered = len(match_events(mid, spec.length, spec.rules, played))
         dice = dice_for(spec.seed, 0, False)
@@ -419,8 +415,8 @@ class MatchHost:
                 self.journal.add(mid, GameRow(event.game, event.score,
                                               outcome=event.outcome), item)
                 self.journal.flush(durable=True)
-                hosted.record.add_game(event.record)
-                self._write_mat(row.mat_path, format_match(hosted.record), hosted)
+                hosted.writer.add_game(event.record)
+                self._write_mat(hosted)
             else:
                 self.journal.add(mid, None, item)
 
@@ -433,8 +429,8 @@ class MatchHost:
             await agent.start()
         self._set_state(hosted, MatchState.RUNNING)
         if state.finished:
-            with contextlib.suppress(OSError):  # reported (and acted on) by _mat_written
-                await self._write_mat(row.mat_path, format_match(hosted.record), hosted)
+            with contextlib.suppress(MatWriteError):  # reported (and acted on) by _mat_written
+                await self._write_mat(hosted)
         if state.current is not None:
             log.info("match %s: resuming game %d after %d journalled actions", mid, number,
                      seq - 1)
@@ -444,10 +440,10 @@ class MatchHost:
         self.journal.flush(durable=True)
         self.store.finish_match(mid, result.score, result.winner, result.played)
         try:  # the match is over and journalled: a log that cannot be written does not undo it
-            await self._write_mat(row.mat_path, format_match(hosted.record))
-        except OSError as exc:
-            log.error("match %s finished, but its log %s cannot be written: %s", mid,
-                      row.mat_path, exc.strerror or exc)
+            await self._write_mat(hosted, act=False)
+        except MatWriteError as exc:
+            log.error("match %s finished, but %s", mid, exc)
+        hosted.writer.close()
         hosted.state = MatchState.FINISHED
         on_event(ev.MatchEnded(mid, result.score, result.winner, result.played))
         self.journal.flush()

@@ -17,6 +17,22 @@ from typing import Any
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
           "error": logging.ERROR}
 
+PLAY_EVENTS = frozenset({
+    # a hosted match's events, move by move (protocol/SPEC.md)
+    "rolled", "played", "doubled", "taken", "dropped", "beavered", "resigned", "game_started",
+    # a server frontend's actions and exchanges (`bgbot.referee.events.action_record` kinds)
+    "opening", "roll", "move", "double", "take", "drop", "beaver", "raccoon", "resign",
+    "decision", "board_request", "sent", "move_sent", "moved", "say", "notice", "table",
+    "double_answer",
+})
+"""Events that come with every roll and move: logged at debug. Info is for what an operator
+needs -- matches and games ending, connections, logins, failures."""
+
+
+def event_level(name: str) -> int:
+    """The level to log the event ``name`` at (`PLAY_EVENTS` at debug, the others at info)."""
+    return logging.DEBUG if name in PLAY_EVENTS else logging.INFO
+
 
 def _text_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from ..agents.spec import parse_agent_spec
 from .hosting import default_mat_path
+from .logs import event_level
 from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
 from .store import RESUMABLE, MatchRow, MatchSpec, MatchState, Store
 from .wire import rules_to_wire
@@ -314,10 +315,11 @@ class MatchManager:
             elif msg.msg_type == "game_ended":
                 live.score = (int(content["score"][0]), int(content["score"][1]))
         self.publish(topic, msg)
-        if event_log.isEnabledFor(logging.INFO):
+        level = event_level(msg.msg_type)
+        if event_log.isEnabledFor(level):
             fields = {"match": match_id}
             fields.update((k, v) for k, v in content.items() if k != "match_id")
-            event_log.info(msg.msg_type, extra={"fields": fields})
+            event_log.log(level, msg.msg_type, extra={"fields": fields})
 
     def _state(self, worker: Worker, match_id: str, state: MatchState, error: str | None) -> None:
         if state in (MatchState.RUNNING, MatchState.QUEUED):

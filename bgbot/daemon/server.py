@@ -47,6 +47,8 @@ from ..agents.base import Agent
 from ..core.errors import BgbotError
 from ..deciders import create_agent, known_agents
 from ..plugins import load_plugins
+from ..referee.matlog import written_parts
+from ..util import writable_directory
 from .config import (
     Config,
     ConfigError,
@@ -64,7 +66,7 @@ from .frontends import (
     frontend_kinds,
     plain_value,
 )
-from .logs import setup_logging
+from .logs import event_level, setup_logging
 from .matches import MatchManager
 from .notify import Notifier, watchdog_interval
 from .protocol import (
@@ -85,9 +87,10 @@ from .protocol import (
 )
 from .requests import check_handlers, handlers, handles
 from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from ..agents.players import limit_player_caches
 from ..util import die_with_parent
 from .wire import match_events, rules_from_wire, rules_to_wire
-from .workers import DecisionPool, WorkerSettings, frontend_agent, limit_player_caches
+from .workers import DecisionPool, WorkerSettings, frontend_agent
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger("bgbot.wire")
@@ -279,7 +282,10 @@ class Daemon:
         config = self.config
         for directory in (config.state_dir, config.runtime_dir):
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        config.logs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            writable_directory(config.logs_dir, "logs_dir")
+        except BgbotError as exc:  # the journal is the record: matches play on without files
+            log.error("%s; hosted matches and frontends play on without their .mat files", exc)
         self._lock()
         self._load_key(create=True)
         try:
@@ -595,8 +601,10 @@ class Daemon:
                 self.store.record_frontend_event(name, kind, what, data)
             except StoreError as exc:
                 log.warning("frontend %s: event %s not stored: %s", name, what, exc)
-        log.info("frontend %s: %s", name, what, extra={"fields": {"frontend": name, **{
-            k: v for k, v in data.items() if isinstance(v, (str, int, float, bool))}}})
+        level = event_level(what)
+        if log.isEnabledFor(level):
+            log.log(level, "frontend %s: %s", name, what, extra={"fields": {"frontend": name, **{
+                k: v for k, v in data.items() if isinstance(v, (str, int, float, bool))}}})
         self._publish(frontend_topic(name), new_message("frontend_event", {
             "frontend": name, "kind": kind, "event": _event_name(what),
             "data": plain_value(data)}))
@@ -772,8 +780,9 @@ class Daemon:
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
             else:
+                parts = written_parts(row.mat_path)  # a long money session: its last file
                 try:
-                    reply["mat"] = row.mat_path.read_text(encoding="utf-8")
+                    reply["mat"] = parts[-1].read_text(encoding="utf-8") if parts else ""
                 except OSError:
                     reply["mat"] = ""
         return reply

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..agents.base import Agent, PlayerAgent
+from ..agents.players import PLAYER_CACHE_ENTRIES, limit_player_caches
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
 from ..deciders import create_agent
@@ -65,7 +66,7 @@ class WorkerSettings:
     log_format: str = "text"
     default_agent: str = "heuristic"
     max_candidates: int = 32
-    player_cache: int = 5_000
+    player_cache: int = PLAYER_CACHE_ENTRIES
     """HeuristicEvaluator.CACHE_LIMIT in the worker (0 = leave the evaluator's default)."""
     nice: int = 5
     """Match workers lower their priority by this much, so the daemon's loop comes first."""
@@ -81,16 +82,6 @@ def _die_with_parent(parent: int) -> None:
     die_with_parent()
     if os.getppid() != parent:
         os._exit(0)
-
-
-def limit_player_caches(entries: int) -> None:
-    """Bound the heuristic evaluator's position caches in this process (0: its default)."""
-    if entries > 0:
-        from ..players.bearoff import BearoffDatabase
-        from ..players.evaluator import HeuristicEvaluator
-
-        HeuristicEvaluator.CACHE_LIMIT = entries
-        BearoffDatabase.SIDE_CACHE_LIMIT = entries
 
 
 def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice: int) -> None:

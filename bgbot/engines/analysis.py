@@ -8,6 +8,13 @@ with the MWC percentage in match play or the points figure in money play), the S
 rate, the luck, and gnubg's rating bands ("World class", "Expert", ...). Numbers keep gnubg's
 signs: errors and bad luck are negative.
 
+The file is read with bgbot's own `.mat` reader first (`bgbot.formats.mat`): a file it cannot
+replay -- an illegal move, a truncated game -- is refused with the reader's error (game, move,
+column), where gnubg would analyse what it could and say nothing. The reader also gives the
+rules gnubg cannot know from the games: a cubeless file (``CubeLimit "1"``, as bgbot writes
+it) is analysed with ``set cube use off``, a money file's ``Jacoby`` tag sets ``set jacoby``;
+both can be forced (``cubeless``, ``jacoby``). The player names are the file's.
+
 The match file is copied into the private directory under a plain name first, so paths with
 spaces or quotes cannot confuse gnubg's command parser.
 """
@@ -23,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util import die_with_parent
+from ..formats.mat import MatchRecord, parse_match, record_names
 from .gnubg import DEFAULT_BINARY, MAX_PLIES, find_gnubg, gnubg_command, gnubg_environment
 from .process import EngineError
 
@@ -30,6 +38,7 @@ __all__ = [
     "AnalysisError",
     "MatchAnalysis",
     "PlayerStatistics",
+    "analysis_settings",
     "analyze_match",
     "format_analysis",
     "parse_statistics",
@@ -84,7 +93,9 @@ _ROWS: dict[tuple[str, str], tuple[str, str]] = {
 _PAIR = re.compile(r"([+-]?\d+(?:\.\d+)?)\s*\(\s*([+-]?\d+(?:\.\d+)?)%?\s*\)")
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?|n/a")
 _UNIT = re.compile(r"\((MWC|Points)\)")
-_BOARD_NAME = re.compile(r"^ [ +|v^].*\s([OX]): (.*?)\s*$")
+_BOARD_NAME = re.compile(r"^ [ +|v^].*\s([OX]): (.*?)(?:\s+\(Cube: \d+\))?\s*$")
+"""A player's name beside gnubg's board (``O: name``), without the ``(Cube: N)`` of the cube's
+owner."""
 _FATAL = (
     re.compile(r"No such file or directory"),
     re.compile(r"not a valid \.mat file"),
@@ -130,11 +141,14 @@ class MatchAnalysis:
     file: str = ""
     plies: int = 0
     warnings: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
+    """The gnubg settings the analysis ran with (`analysis_settings`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file,
             "plies": self.plies,
+            "settings": self.settings,
             "unit": self.unit,
             "players": [player.to_json() for player in self.players],
             "warnings": self.warnings,
@@ -189,7 +203,7 @@ def parse_statistics(text: str, names: tuple[str, str] | None = None) -> MatchAn
     header = lines[start][_LABEL_WIDTH:]
     if names is None:
         names = _names_from_board("\n".join(lines[:start]))
-    if names is None or not header.strip().startswith(names[0]):
+    if names is None or not header.strip().startswith(names[0][:20]):
         names = _columns(header)
     players = (PlayerStatistics(names[0]), PlayerStatistics(names[1]))
     unit = ""
@@ -240,10 +254,14 @@ def analyze_match(
     plies: int = 0,
     binary: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    cubeless: bool | None = None,
+    jacoby: bool | None = None,
 ) -> MatchAnalysis:
     """Have gnubg analyse the match file ``path`` at ``plies`` and return its statistics.
 
-    Raises `AnalysisError` for a missing or unreadable file, a file gnubg cannot import, a
+    ``cubeless`` and ``jacoby`` override what the file says (None: the file's tags; a money
+    file without a ``Jacoby`` tag keeps gnubg's default, on). Raises `AnalysisError` for a
+    missing or unreadable file, a file bgbot's reader refuses (its message says where), a
     missing gnubg, or a gnubg that fails or runs past ``timeout`` seconds.
     """
     source = Path(path)
@@ -255,6 +273,13 @@ def analyze_match(
         content = source.read_bytes()
     except OSError as exc:
         raise AnalysisError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
+    try:
+        record = parse_match(content)
+    except ValueError as exc:  # FormatError: the reader names game, move, column and text
+        raise AnalysisError(f"{source} is not a match gnubg should analyse: {exc}") from None
+    if not record.games:
+        raise AnalysisError(f"{source}: the file holds no game")
+    settings = analysis_settings(record, cubeless=cubeless, jacoby=jacoby)
     executable = find_gnubg(binary)
     if executable is None:
         raise AnalysisError(f"GNU Backgammon not found (looked for {binary or DEFAULT_BINARY}; "
@@ -266,6 +291,7 @@ def analyze_match(
         prefs = Path(directory) / "prefs"
         prefs.mkdir()
         script = [
+            *settings,
             f"set analysis chequerplay evaluation plies {plies}",
             f"set analysis cubedecision evaluation plies {plies}",
             f"import mat {match_file.name}",
@@ -306,11 +332,29 @@ def analyze_match(
             message = message.replace(f"{match_file.name}: ", "").replace(match_file.name,
                                                                            str(source))
             raise AnalysisError(f"gnubg could not import {source}: {message}")
-    analysis = parse_statistics(output)
+    analysis = parse_statistics(output, record_names(record))
     analysis.file = str(source)
+    analysis.settings = settings
     analysis.plies = plies
     analysis.warnings = sorted(set(w.strip() for w in _WARNING.findall(messages)))
     return analysis
+
+
+def analysis_settings(record: MatchRecord, *, cubeless: bool | None = None,
+                      jacoby: bool | None = None) -> list[str]:
+    """The gnubg commands, given before ``import mat``, that make its analysis judge the
+    games by their rules: ``set cube use off`` for cubeless play (the file's ``CubeLimit "1"``,
+    or ``cubeless``), ``set jacoby on|off`` for money play (the file's ``Jacoby`` tag, or
+    ``jacoby``)."""
+    rules = record.rules
+    no_cube = cubeless if cubeless is not None else (not rules.cube or rules.cube_limit == 1)
+    commands = ["set cube use off"] if no_cube else []
+    if record.length == 0:
+        if jacoby is None and "Jacoby" in record.tags:
+            jacoby = rules.jacoby
+        if jacoby is not None:
+            commands.append(f"set jacoby {'on' if jacoby and not no_cube else 'off'}")
+    return commands
 
 
 # --------------------------------------------------------------------------- display
@@ -331,11 +375,14 @@ def format_analysis(analysis: MatchAnalysis) -> str:
     secondary = "MWC %" if analysis.unit == "MWC" else "points"
     rows: list[tuple[str, str, str]] = []
 
-    def add_pair(label: str, section: str, key: str, scale: str) -> None:
+    def add_pair(label: str, section: str, key: str, scale: str, second: bool = True) -> None:
         cells = []
         for player in analysis.players:
             pair = _pair(player.section(section), key)
-            cells.append("-" if pair is None else f"{pair[0]:+.{scale}f} ({pair[1]:+.3f})")
+            text = "-" if pair is None else f"{pair[0]:+.{scale}f}"
+            if pair is not None and second:
+                text += f" ({pair[1]:+.3f})"
+            cells.append(text)
         rows.append((label, cells[0], cells[1]))
 
     def add_text(label: str, section: str, key: str) -> None:
@@ -346,7 +393,7 @@ def format_analysis(analysis: MatchAnalysis) -> str:
     add_pair(f"Cube error rate mEMG ({secondary})", "cube", "error_rate", "1")
     add_pair(f"Overall error rate mEMG ({secondary})", "overall", "error_rate", "1")
     add_pair(f"Error total EMG ({secondary})", "overall", "error_total", "3")
-    add_pair("Snowie error rate", "overall", "snowie_error_rate", "1")
+    add_pair("Snowie error rate", "overall", "snowie_error_rate", "1", second=False)
     add_pair(f"Luck rate mEMG ({secondary})", "luck", "rate", "1")
     add_pair(f"Luck total EMG ({secondary})", "luck", "total", "3")
     add_text("Chequerplay rating", "chequerplay", "rating")
@@ -355,7 +402,13 @@ def format_analysis(analysis: MatchAnalysis) -> str:
     add_text("Luck rating", "luck", "rating")
     label_width = max(len(label) for label, _, _ in rows) + 2
     width = max(len(p0.name), *(len(left) for _, left, _ in rows)) + 3
-    out = [f"gnubg analysis of {analysis.file or 'the match'} at {analysis.plies}-ply "
+    judged = ""
+    if "set cube use off" in analysis.settings:
+        judged += ", cubeless"
+    for setting in analysis.settings:
+        if setting.startswith("set jacoby "):
+            judged += f", Jacoby {setting.rsplit(' ', 1)[1]}"
+    out = [f"gnubg analysis of {analysis.file or 'the match'} at {analysis.plies}-ply{judged} "
            "(errors and bad luck are negative)", ""]
     out.append(" " * label_width + p0.name.ljust(width) + p1.name)
     for label, left, right in rows:

@@ -131,7 +131,7 @@ def validate_dice(field: str, value: object) -> tuple[int, int]:
     if isinstance(d1, bool) or isinstance(d2, bool) or not isinstance(d1, int) or not isinstance(d2, int):
         raise FormatError(field, value, "must be integers")
     if (d1, d2) != (0, 0) and not (1 <= d1 <= 6 and 1 <= d2 <= 6):
-        raise FormatError(field, value, "must be (0, 0) or two dice 1..6")
+        raise FormatError(field, value, "each die must be 1..6 (or both 0: not rolled yet)")
     return d1, d2
 
 

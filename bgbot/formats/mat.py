@@ -13,12 +13,14 @@ byte (reference §5.1-5.3, and gnubg's own output for beavers, raccoons and resi
 sub-moves ``from/to`` in the order played with ``*`` on the first landing on a blot, a space after
 each sub-move but the fourth, `` Doubles => N``, `` Takes``, `` Drops``, `` Beavers => N`` (for a
 raccoon too; the take of a beaver is not written, the take of a raccoon is two spaces), and the
-``Wins N point(s)`` placements of gnubg. Three deliberate differences, where gnubg's output is
+``Wins N point(s)`` placements of gnubg. Four deliberate differences, where gnubg's output is
 wrong or unreadable: ``Wins`` always carries the points actually scored (gnubg counts a pending
 double when the doubled player resigns, and ignores the Jacoby rule on played-out gammons);
-``Doubles => N`` carries the real cube (gnubg ignores automatic doubles); and a resignation
+``Doubles => N`` carries the real cube (gnubg ignores automatic doubles); a resignation
 right after winning the opening roll with seat 1 leaves the left column empty (gnubg writes the
-roll in the left column, which reads as seat 0's).
+roll in the left column, which reads as seat 0's); and a score line whose left cell
+(``name : score``) fills its 31 columns gets one space before the right name (gnubg glues the
+two, cuts names at 31 characters, and reads its own glued line back with the wrong names).
 
 Names are sanitised when written (`sanitize_name`): control characters (newlines, tabs) become
 spaces, ``:`` ``,`` and ``"`` become ``_`` (a colon ends the name on the score line, a comma
@@ -86,9 +88,15 @@ __all__ = [
     "MatVisitor",
     "MatchRecord",
     "MatchRecordVisitor",
+    "format_game",
+    "format_header",
     "format_match",
+    "game_record",
+    "join_games",
     "parse_match",
     "read_match",
+    "record_names",
+    "rule_tags",
     "sanitize_name",
     "walk_match",
     "write_match",
@@ -162,13 +170,16 @@ class MatchRecord:
         tags: Mapping[str, str] | None = None,
     ) -> MatchRecord:
         """A new, empty record stamped like gnubg's ``new match``: ``EventDate`` (and
-        ``EventTime`` when ``when`` has a time) from ``when`` (default: now), then ``tags``."""
+        ``EventTime`` when ``when`` has a time) from ``when`` (default: now), the rules'
+        tags (`rule_tags`), then ``tags``."""
         stamp = _dt.datetime.now() if when is None else when
+        rules = rules if rules is not None else Rules()
         header = {"EventDate": f"{stamp.year:04d}.{stamp.month:02d}.{stamp.day:02d}"}
         if isinstance(stamp, _dt.datetime):
             header["EventTime"] = f"{stamp.hour:02d}.{stamp.minute:02d}"
+        header.update(rule_tags(rules, length))
         header.update(tags or {})
-        return cls(length, (names[0], names[1]), rules if rules is not None else Rules(), header)
+        return cls(length, (names[0], names[1]), rules, header)
 
     @property
     def final_score(self) -> tuple[int, int]:
@@ -188,19 +199,25 @@ class MatchRecord:
         """Append ``game`` (finished or not) from its history and outcome, and return it.
 
         The score and the Crawford flag default to the game's own; the number is the next one.
-        The referee calls this at every game end and writes the file again.
         """
-        score = game.score if score_before is None else (int(score_before[0]), int(score_before[1]))
-        record = GameRecord(
-            number=len(self.games) + 1,
-            score=(score[0], score[1]),
-            crawford=game.crawford if crawford is None else crawford,
-            post_crawford=game.post_crawford,
-            actions=list(game.history),
-            outcome=game.outcome,
-        )
+        record = game_record(game, len(self.games) + 1, score_before, crawford)
         self.games.append(record)
         return record
+
+
+def game_record(game: Game, number: int, score_before: Sequence[int] | None = None,
+                crawford: bool | None = None) -> GameRecord:
+    """Game ``number`` of a match file from a core ``game`` (finished or not): its history and
+    outcome; the score before it and the Crawford flag default to the game's own."""
+    score = game.score if score_before is None else (int(score_before[0]), int(score_before[1]))
+    return GameRecord(
+        number=number,
+        score=(score[0], score[1]),
+        crawford=game.crawford if crawford is None else crawford,
+        post_crawford=game.post_crawford,
+        actions=list(game.history),
+        outcome=game.outcome,
+    )
 
 
 # ============================================================================ errors
@@ -279,6 +296,26 @@ def sanitize_name(name: str, seat: int = 0) -> str:
     text = _UNSAFE.sub(lambda m: " " if m.group() < " " or m.group() == "\x7f" else "_", name)
     text = " ".join(text.split())
     return text or f"Player {seat + 1}"
+
+
+def rule_tags(rules: Rules, length: int) -> dict[str, str]:
+    """XG's header tags for the rules that a game record cannot show and gnubg would otherwise
+    assume (gnubg ignores these tags; `bgbot analyze` and XG read them): a money session
+    always says ``Jacoby`` and ``Beaver`` (gnubg assumes both on, bgbot plays both off by
+    default); a match says ``Crawford "Off"`` when so; ``CubeLimit`` gives a cube limit, and
+    ``"1"`` (no double possible) for cubeless play."""
+    tags: dict[str, str] = {}
+    if length:
+        if not rules.crawford:
+            tags["Crawford"] = "Off"
+    else:
+        tags["Jacoby"] = "On" if rules.jacoby and rules.cube else "Off"
+        tags["Beaver"] = "On" if rules.beavers and rules.cube else "Off"
+    if not rules.cube:
+        tags["CubeLimit"] = "1"
+    elif rules.cube_limit:
+        tags["CubeLimit"] = str(rules.cube_limit)
+    return tags
 
 
 def _tag_value(value: str) -> str:
@@ -369,11 +406,18 @@ def _entries(game: GameRecord) -> list[_Entry]:
     return entries
 
 
-def _format_game(game: GameRecord, names: tuple[str, str]) -> str:
-    """One game in gnubg's layout: the column machine of its exporter, entry by entry."""
-    out = [f" Game {game.number}\n"]
-    left = f"{names[0]} : {game.score[0]}"
-    out.append(f" {left:<31}{names[1]} : {game.score[1]}\n")
+def _score_line(names: tuple[str, str], score: tuple[int, int]) -> str:
+    """A game's score line: the left cell padded to 31 columns, as gnubg writes it, and at
+    least one space after a longer one (gnubg glues the cells there, and then reads its own
+    file back with the wrong names; it reads the spaced line right, cutting names at 31)."""
+    left = f"{names[0]} : {score[0]}"
+    return f" {left:<31}{' ' if len(left) >= 31 else ''}{names[1]} : {score[1]}\n"
+
+
+def format_game(game: GameRecord, names: tuple[str, str]) -> str:
+    """One game in gnubg's layout (the column machine of its exporter, entry by entry), for
+    names already sanitised (`sanitize_name`); `format_match` is the header and these."""
+    out = [f" Game {game.number}\n", _score_line(names, game.score)]
     column = 0  # even: the next entry goes in the left column, odd: in the right one
     dice_rolled = False
     for entry in _entries(game):
@@ -427,10 +471,39 @@ def _header_tags(record: MatchRecord, xg_tags: bool) -> dict[str, str]:
         else:
             tags["Jacoby"] = "On" if rules.jacoby else "Off"
             tags["Beaver"] = "On" if rules.beavers else "Off"
-        tags["CubeLimit"] = str(rules.cube_limit or _XG_NO_LIMIT)
+        tags["CubeLimit"] = str(rules.cube_limit or _XG_NO_LIMIT) if rules.cube else "1"
     ordered = {key: tags[key] for key in _TAG_ORDER if key in tags}
     ordered.update((key, value) for key, value in tags.items() if key not in ordered)
     return ordered
+
+
+def format_header(record: MatchRecord, *, xg_tags: bool = False) -> str:
+    """What comes before the first game: the tags, the comment lines and ``N point match``
+    (the games of ``record`` are not looked at, but for the XG tags' names)."""
+    out: list[str] = []
+    for key, value in _header_tags(record, xg_tags).items():
+        out.append(f'; [{key} "{value}"]\n')
+    if record.comments:
+        lines = [" ".join(re.sub(r"[\x00-\x1f\x7f]", " ", c).split()) for c in record.comments]
+        out.append("\n" + "\n".join(f"; {line}" for line in lines))
+    out.append("\n")
+    out.append(f" {record.length} point match\n\n")
+    return "".join(out)
+
+
+def record_names(record: MatchRecord) -> tuple[str, str]:
+    """The names as the score lines show them (`sanitize_name`)."""
+    return sanitize_name(record.names[0], 0), sanitize_name(record.names[1], 1)
+
+
+def join_games(texts: Sequence[str]) -> str:
+    """`format_game` texts one after the other: an unfinished game followed by another gets
+    the blank line a finished game ends with."""
+    out = list(texts)
+    for index, text in enumerate(out[:-1]):
+        if not text.endswith("\n\n"):
+            out[index] = text + ("\n" if text.endswith("\n") else "\n\n")
+    return "".join(out)
 
 
 def format_match(record: MatchRecord, *, xg_tags: bool = False) -> str:
@@ -440,21 +513,9 @@ def format_match(record: MatchRecord, *, xg_tags: bool = False) -> str:
     ``Crawford`` (matches) or ``Jacoby`` and ``Beaver`` (money), ``CubeLimit`` (1024 = none);
     ``EventTime`` is written when the record has it (`MatchRecord.create` stamps it).
     """
-    out: list[str] = []
-    for key, value in _header_tags(record, xg_tags).items():
-        out.append(f'; [{key} "{value}"]\n')
-    if record.comments:
-        lines = [" ".join(re.sub(r"[\x00-\x1f\x7f]", " ", c).split()) for c in record.comments]
-        out.append("\n" + "\n".join(f"; {line}" for line in lines))
-    out.append("\n")
-    out.append(f" {record.length} point match\n\n")
-    names = (sanitize_name(record.names[0], 0), sanitize_name(record.names[1], 1))
-    for index, game in enumerate(record.games):
-        text = _format_game(game, names)
-        if index + 1 < len(record.games) and not text.endswith("\n\n"):
-            text += "\n" if text.endswith("\n") else "\n\n"  # an unfinished game before others
-        out.append(text)
-    return "".join(out)
+    names = record_names(record)
+    return format_header(record, xg_tags=xg_tags) + join_games(
+        [format_game(game, names) for game in record.games])
 
 
 def write_match(record: MatchRecord, handle: TextIO, *, xg_tags: bool = False) -> None:

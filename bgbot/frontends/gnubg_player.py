@@ -71,7 +71,9 @@ class ListenAddress:
     @classmethod
     def parse(cls, text: str) -> ListenAddress:
         """``127.0.0.1:40001``, ``[::1]:40001``, ``:40001`` (all interfaces), ``unix:/p`` or a
-        path. As in gnubg, a text without ``host:port`` shape is a Unix socket path."""
+        path. As in gnubg, a name without a colon is a Unix socket path (so is one with a
+        ``/``, which no host has); any other text with a colon must be ``HOST:PORT`` with a
+        port of 1..65535 (0: any free port)."""
         raw = text.strip()
         if not raw:
             raise FormatError("listen address", text, "expected HOST:PORT or a socket path")
@@ -80,15 +82,16 @@ class ListenAddress:
             if not path:
                 raise FormatError("listen address", text, "unix: needs a socket path")
             return cls(path=path)
+        if ":" not in raw or "/" in raw:
+            return cls(path=raw)
         match = _TCP.match(raw)
         if match is None:
-            if raw.rsplit(":", 1)[-1].isdigit() and "/" not in raw:
-                raise FormatError("listen address", text, "expected HOST:PORT, e.g. "
-                                  "127.0.0.1:40001")
-            return cls(path=raw)
+            raise FormatError("listen address", text, "expected HOST:PORT with a port of "
+                              "1..65535, e.g. 127.0.0.1:40001 (a socket path has no colon, "
+                              "or is written unix:PATH)")
         port = int(match["port"])
         if port > 65535:
-            raise FormatError("listen address", text, "a port is 0..65535")
+            raise FormatError("listen address", text, "a port is 1..65535 (0: any free port)")
         host = match["v6"] if match["v6"] is not None else match["host"]
         return cls(host=host or "0.0.0.0", port=port)
 

@@ -9,7 +9,7 @@ plugin's) only speaks its protocol in `ServerClient._session`:
   closed after it (an agent passed in belongs to the caller);
 - the account's events: a JSON-lines log beside the ``.mat`` files and the optional
   ``on_event`` callback (the daemon's store), one dict per event, never a password;
-- the ``.mat`` files: names (`ServerClient.mat_path`) and atomic rewrites (`MatMirror`);
+- the ``.mat`` files: names (`ServerClient.mat_path`) and the one writer (`MatMirror`);
 - the status the daemon's ``frontend_list`` shows.
 
 Events every dialect emits: ``connect`` (host, port, password: where it came from),
@@ -31,12 +31,13 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 
 from ..core.game import Action, Game
-from ..formats.mat import MatchRecord, format_match
+from ..formats.mat import MatchRecord
 from ..referee.events import action_record
-from ..util import safe_name, write_atomically
+from ..referee.matlog import MatWriteError, MatWriter
+from ..util import safe_name
 from .backoff import Backoff
 from .gnubg_log import JsonLinesLog
 from .invitations import InvitationPolicy, PolicyState
@@ -103,16 +104,39 @@ class ServerAccount:
 
 
 class MatMirror:
-    """A server match replayed through core games: the ``.mat`` file's record, rewritten
-    atomically (`write`) after every game so a crash never leaves a torn file, and the
+    """A server match replayed through core games: its ``.mat`` file, written by the one
+    `.mat` writer (`bgbot.referee.matlog.MatWriter`: each game formatted once, the file
+    rewritten atomically after every game, so a crash never leaves a torn file), and the
     actions the games recorded (`apply`, `take_actions`), which the client logs in their one
-    plain form (`bgbot.referee.events.action_record`)."""
+    plain form (`bgbot.referee.events.action_record`). ``record`` is the file's header (length,
+    names, rules, tags, comments); `games` counts the games written."""
 
     def __init__(self, record: MatchRecord, path: Path | None) -> None:
-        self.record = record
-        self.path = path
+        self.writer = MatWriter(path, record)
         self.game: Game | None = None
         self._actions: list[Action] = []
+
+    @property
+    def record(self) -> MatchRecord:
+        return self.writer.header
+
+    @property
+    def path(self) -> Path | None:
+        return self.writer.path
+
+    @path.setter
+    def path(self, path: Path | None) -> None:
+        self.writer.path = path
+
+    @property
+    def games(self) -> int:
+        """Games recorded in the file."""
+        return self.writer.games
+
+    def add_game(self, game: Game, score_before: Sequence[int] | None = None,
+                 crawford: bool | None = None) -> None:
+        """Record the next game of the file (`write` writes it)."""
+        self.writer.add_game(game, score_before, crawford)
 
     def apply(self, game: Game, change: Callable[[Game], object]) -> None:
         """``change(game)``; the actions it recorded wait for `take_actions` (also when it
@@ -129,9 +153,15 @@ class MatMirror:
         return taken
 
     def write(self) -> None:
-        """Rewrite the file (nothing without a path or before the first game)."""
-        if self.path is not None and self.record.games:
-            write_atomically(self.path, format_match(self.record))
+        """Write the file (nothing without a path or before the first game). A file that
+        cannot be written is logged, naming it, and the match goes on (the next write tries
+        again)."""
+        if not self.writer.games:
+            return
+        try:
+            self.writer.write()
+        except MatWriteError as exc:
+            log.error("%s", exc)
 
 
 class ServerClient:

@@ -466,7 +466,7 @@ LEVELS: dict[str, tuple[int, float]] = {
 """Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). The
 ratings gnubg's analysis gives each are in the README."""
 
-_SHARED: dict[tuple[str | None, str | None], HeuristicEvaluator] = {}
+_SHARED: dict[tuple[str | None, str | None, bool], HeuristicEvaluator] = {}
 
 
 def shared_evaluator(eval: str | None = None, weights: Path | None = None,

@@ -61,12 +61,27 @@ class DuelStoreError(BgbotError):
 
 
 def default_path(config: DuelConfig, directory: Path = Path("duels")) -> Path:
-    """``duels/<A>-vs-<B>-<seed>.sqlite`` (match play adds ``-<N>pt``)."""
+    """``duels/<A>-vs-<B>-<mode>[-luck[-<judge>]]-seed<S>.sqlite``: a name for every
+    configuration (`DuelConfig.identity`), so that two different duels never meet in one
+    file. The mode is ``money-cubeless``, ``money-cubeful`` with ``-jacoby``, ``-beavers``
+    and ``-limit<N>`` as set, or ``<N>pt`` (``-cubeless`` without the cube)."""
     from ..util import safe_name
 
-    kind = f"-{config.length}pt" if config.length else ""
+    if config.length:
+        mode = f"{config.length}pt" + ("" if config.cube else "-cubeless")
+    elif not config.cube:
+        mode = "money-cubeless"
+    else:
+        mode = "money-cubeful" + "".join(
+            f"-{word}" for word, on in (("jacoby", config.jacoby), ("beavers", config.beavers))
+            if on)
+    if config.cube and config.cube_limit:
+        mode += f"-limit{config.cube_limit}"
+    if config.luck_judge is not None:
+        mode += "-luck" + ("" if config.luck_judge == "heuristic"
+                           else f"-{safe_name(config.luck_judge, 'judge')}")
     a, b = (safe_name(spec, "agent") for spec in (config.agent_a, config.agent_b))
-    return directory / f"{a}-vs-{b}{kind}-{config.seed}.sqlite"
+    return directory / f"{a}-vs-{b}-{mode}-seed{config.seed}.sqlite"
 
 
 def _now() -> str:
@@ -187,5 +202,14 @@ def _game_row(values: tuple[Any, ...]) -> GameRow:
 
 def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> str:
     keys = sorted(set(stored) | set(wanted))
-    return "; ".join(f"{k} was {stored.get(k)!r}, now {wanted.get(k)!r}"
+    return "; ".join(f"{k} was {_shown(stored.get(k))}, now {_shown(wanted.get(k))}"
                      for k in keys if stored.get(k) != wanted.get(k))
+
+
+def _shown(value: Any) -> str:
+    """A configuration value as people read it: on/off, none, text without quotes."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    return str(value)

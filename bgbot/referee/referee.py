@@ -7,7 +7,9 @@ the rules core before it takes effect, and tells its listeners what happened.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -31,6 +33,10 @@ seed, the game and the point in it (`Referee._ask`). Stores of seeded results re
 
 MAX_ATTEMPTS = 3
 """How often an agent is asked again after an illegal play before the referee gives up (R36)."""
+
+BREATHE_EVERY = 0.05
+"""Seconds a match may hold the event loop: in-process agents never wait, so without a yield
+now and then a whole session would run without letting signals, timers or other tasks in."""
 
 
 class IllegalDecision(BgbotError):
@@ -58,7 +64,8 @@ async def legal_play(agent: Agent, game: Game, context: Context, where: str) -> 
 
 @dataclass
 class MatchResult:
-    """What a hosted match produced: final score, winner, and every game's outcome."""
+    """What a hosted match produced: final score, winner, and every game's outcome (not the
+    games themselves: a session of 100,000 games must not keep them in memory)."""
 
     match_id: str
     names: tuple[str, str]
@@ -67,7 +74,6 @@ class MatchResult:
     winner: int | None
     outcomes: list[GameOutcome] = field(default_factory=list)
     """The games played by this `Referee.play` (a resumed match: not the earlier ones)."""
-    games: list[Game] = field(default_factory=list)
     played: int = 0
     """Games of the match played in all, resumed ones included."""
 
@@ -125,6 +131,9 @@ class Referee:
         self.seed = seed
         """The match's seed for the agents' random streams (None: the agents keep their own
         streams); see `_ask`."""
+        self.stopping = False
+        """`stop_after_game` was called: no new game is started."""
+        self._breathed = time.monotonic()
 
     def _ask(self, seat: int, kind: str, game: Game, number: int) -> Agent:
         """The agent in ``seat``, its random stream restarted for this decision: keyed by the
@@ -135,6 +144,18 @@ class Referee:
         if self.seed is not None:
             agent.reseed(f"bgbot-decision:{self.seed}:{number}:{len(game.history)}:{seat}:{kind}")
         return agent
+
+    def stop_after_game(self) -> None:
+        """End `play` after the game in play: the match (or session) ends there, unfinished
+        (``winner`` None), as if it had been that long."""
+        self.stopping = True
+
+    async def _breathe(self) -> None:
+        """Yield to the event loop when this match has held it for `BREATHE_EVERY` seconds."""
+        now = time.monotonic()
+        if now - self._breathed >= BREATHE_EVERY:
+            await asyncio.sleep(0)
+            self._breathed = time.monotonic()
 
     def _emit(self, event: ev.Event) -> None:
         for listener in self.listeners:
@@ -159,7 +180,8 @@ class Referee:
         result = MatchResult(self.match_id, self.names, self.length, (0, 0), None)
         while True:
             if game is None:
-                if match.is_over or not (self.length or number < self.money_games):
+                if match.is_over or self.stopping or not (
+                        self.length or number < self.money_games):
                     break
                 number += 1
                 game = match.new_game()
@@ -170,7 +192,6 @@ class Referee:
             assert game.outcome is not None
             match.record(game.outcome)
             result.outcomes.append(game.outcome)
-            result.games.append(game)
             self.current_game = None
             self._emit(ev.GameEnded(self.match_id, number, game.outcome, match.score, game))
             game = None
@@ -190,6 +211,7 @@ class Referee:
             game.opening_roll(*dice.opening())
             self._acted(game, number)
         while not game.is_over:
+            await self._breathe()
             phase = game.phase
             seat = game.seat_on_roll
             if phase is Phase.ROLL:

@@ -37,7 +37,7 @@ class SeriesConfig:
 
 @dataclass
 class PlayedMatch:
-    """One finished match or session of the series, with what is needed to log it."""
+    """One finished (or stopped) match or session of the series."""
 
     index: int
     mirrored: bool
@@ -46,6 +46,21 @@ class PlayedMatch:
 
 ListenerFactory = Callable[[int, bool, Sequence[str]], Sequence[ev.Listener]]
 """(match index, mirrored, names) -> listeners for that match (e.g. a .mat logger)."""
+
+
+class SeriesControl:
+    """Stops a running series after the game in play (`stop_after_game`): the match or
+    session in play ends there, no further one starts, and `run_series` returns the tally of
+    what was played."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self.referee: Referee | None = None
+
+    def stop_after_game(self) -> None:
+        self.stopping = True
+        if self.referee is not None:
+            self.referee.stop_after_game()
 
 
 def dice_for(seed: int, index: int, mirrored: bool) -> DiceSource:
@@ -69,18 +84,22 @@ def make_agents(config: SeriesConfig) -> tuple[Agent, Agent]:
 
 
 def schedule(config: SeriesConfig) -> list[tuple[int, bool, int]]:
-    """(sequence index, mirrored, money games) for every match or session to play."""
+    """(sequence index, mirrored, money games) for every match or session to play; with
+    ``mirror``, an odd number of games or matches is not possible (`SeriesConfig.games` and
+    ``matches`` count what is played: two per dice sequence)."""
+    if config.mirror and (config.games if config.length == 0 else config.matches) % 2:
+        raise ValueError("a mirrored series plays every dice sequence twice: the number of "
+                         "games (money) or matches must be even")
     plan: list[tuple[int, bool, int]] = []
     if config.length == 0:
         if config.mirror:
-            half = (config.games + 1) // 2
+            half = config.games // 2
             plan += [(0, False, half), (0, True, half)]
         else:
             plan.append((0, False, config.games))
         return plan
     if config.mirror:
-        pairs = (config.matches + 1) // 2
-        for i in range(pairs):
+        for i in range(config.matches // 2):
             plan += [(i, False, 1), (i, True, 1)]
     else:
         plan += [(i, False, 1) for i in range(config.matches)]
@@ -93,21 +112,32 @@ async def run_series(
     listeners: ListenerFactory | None = None,
     on_game: Callable[[Tally], None] | None = None,
     agents: tuple[Agent, Agent] | None = None,
+    tally: Tally | None = None,
+    control: SeriesControl | None = None,
 ) -> tuple[Tally, list[PlayedMatch]]:
-    """Play the series; ``on_game`` is called after every game (for progress displays)."""
+    """Play the series; ``on_game`` is called after every game (for progress displays).
+
+    ``tally`` (default: a new one) is kept up to date game by game, so a caller still has
+    what was played when the series is cancelled or fails; ``control`` stops it early.
+    Memory stays flat however many games are played: no game is kept once it has ended.
+    """
     a, b = agents if agents is not None else make_agents(config)
     names = (a.name, b.name) if a.name != b.name else (f"{a.name}-A", f"{b.name}-B")
-    tally = Tally()
+    tally = tally if tally is not None else Tally()
+    control = control if control is not None else SeriesControl()
     played: list[PlayedMatch] = []
-    pending_pair: dict[int, tuple[float, int]] = {}
+    pending: dict[int, tuple[float, int]] = {}
     for agent in (a, b):
         await agent.start()
     try:
         for index, mirrored, games in schedule(config):
+            if control.stopping:
+                break
+            deltas: list[int] = []
 
-            def count(event: ev.Event) -> None:
+            def count(event: ev.Event, deltas: list[int] = deltas) -> None:
                 if isinstance(event, ev.GameEnded):
-                    tally.add_game(event.outcome, 0)
+                    deltas.append(tally.add_game(event.outcome, 0))
                     if on_game is not None:
                         on_game(tally)
 
@@ -122,34 +152,45 @@ async def run_series(
                 names=names,
                 seed=match_seed(config.seed, index, mirrored),
             )
-            result = await referee.play()
+            control.referee = referee
+            if control.stopping:
+                referee.stop_after_game()
+            try:
+                result = await referee.play()
+            finally:
+                control.referee = None
+                _add_units(tally, config, deltas, index, mirrored, pending)
             played.append(PlayedMatch(index, mirrored, result))
-            if config.length:
+            if config.length and result.winner is not None:
                 tally.matches += 1
                 tally.match_wins += result.winner == 0
-            _add_units(tally, config, result, index, mirrored, pending_pair)
     finally:
+        for first, n in pending.values():  # a stopped series: halves never mirrored
+            tally.add_unit(first, n)
+        pending.clear()
         for agent in (a, b):
             await agent.close()
     return tally, played
 
 
-def _add_units(tally: Tally, config: SeriesConfig, result: MatchResult, index: int,
+def _add_units(tally: Tally, config: SeriesConfig, deltas: list[int], index: int,
                mirrored: bool, pending: dict[int, tuple[float, int]]) -> None:
-    """Record the statistical units: games, or matches, or their mirrored pairs."""
-    deltas = [o.points if o.winner == 0 else -o.points for o in result.outcomes]
+    """Record the statistical units of one match or session (A's points per game,
+    ``deltas``): games, or matches, or their mirrored pairs. The first half of a pair waits
+    in ``pending`` for its mirror."""
+    if not deltas:
+        return
     if config.length == 0:
         if not config.mirror:
             for delta in deltas:
                 tally.add_unit(delta, 1)
-            return
-        if not mirrored:
+        elif not mirrored:
             for k, delta in enumerate(deltas):
                 pending[k] = (delta, 1)
-            return
-        for k, delta in enumerate(deltas):
-            first, n = pending.pop(k, (0.0, 0))
-            tally.add_unit(first + delta, n + 1)
+        else:
+            for k, delta in enumerate(deltas):
+                first, n = pending.pop(k, (0.0, 0))
+                tally.add_unit(first + delta, n + 1)
         return
     points, games = float(sum(deltas)), len(deltas)
     if not config.mirror:

@@ -468,7 +468,7 @@ class BgammonClient(ServerClient):
         match.over = True
         with contextlib.suppress(IllegalAction, FormatError):
             self._record(match.finalize(None, last=True))
-        if match.record.games:
+        if match.games:
             match.write()
         self.policy_state.record_match_end(match.opponent, time.time())
         self.policy_state.set_busy(False)

@@ -202,9 +202,9 @@ class MatchRun(MatMirror):
         if (server_points and outcome is not None and server_points != outcome.points
                 and not self.partial):
             self.record.comments.append(
-                f"Game {len(self.record.games) + 1}: bgammon scored {server_points} points, the rules "
+                f"Game {self.games + 1}: bgammon scored {server_points} points, the rules "
                 f"{outcome.points} (bgammon scores a declined double like a resignation)")
         if info["recorded"]:
-            self.record.add_game(g)
+            self.add_game(g)
             self.write()
         return [("game_end", info)]

@@ -612,7 +612,7 @@ class FibsClient(ServerClient):
         self._emit("match_end", opponent=opponent, winner=self._seat(event.name),
                    length=event.length, score=[event.winner_score, event.loser_score],
                    mat=str(mirror.path) if mirror and mirror.path else None,
-                   games_recorded=len(mirror.record.games) if mirror else 0,
+                   games_recorded=mirror.games if mirror else 0,
                    games_lost=mirror.games_lost if mirror else 0)
         if opponent:
             self.policy_state.record_match_end(opponent, self.clock())

@@ -192,7 +192,7 @@ class MatchMirror(MatMirror):
                     log.warning("%s: the server announced %d points, the rules give %d",
                                 self.opponent, points, outcome.points)
                     points = outcome.points
-                self.record.add_game(game, tuple(self.score), crawford=game.crawford)
+                self.add_game(game, tuple(self.score), crawford=game.crawford)
                 recorded = True
         if not recorded:
             self.games_lost += 1

@@ -43,6 +43,12 @@ def is_quick(spec: str) -> bool:
         return False
     if parsed.name not in QUICK_AGENTS:
         return False
+    level = parsed.options.get("level")
+    if level is not None and "plies" not in parsed.options:
+        from ..players.heuristic import LEVELS
+
+        named = LEVELS.get(str(level).strip())
+        return named is not None and named[0] == 0
     plies = parsed.options.get("plies", "0")
     return str(plies).strip() in ("0", "")
 

@@ -51,7 +51,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
         "eval": "net (the default: the network) or linear (the linear heads of before)",
         "weights": "a network weights file instead of the shipped one",
-        "race": "net (the default with eval=net: the race network) or model (the race formula)",
+        "race": "model (the race formula) or net (the race network, where one is shipped)",
         "cube_life": "Janowski cube efficiency in contact, 0..1 (default 0.68)",
     })
     level = opts.choice("level", None, tuple(LEVELS))
@@ -66,6 +66,13 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         raise FormatError(f"agent {spec.name!r} option weights", weights,
                           "is a network file: it goes with eval=net, not eval=linear")
     race = opts.choice("race", None, ("net", "model"))
+    if race == "net":
+        from ..players.network import shipped_race_weights
+
+        if shipped_race_weights() is None:
+            raise FormatError(f"agent {spec.name!r} option race", race,
+                              "no race network is shipped (tools/train_network.py --phase "
+                              "race trains one): races use the race formula")
     try:
         evaluator = shared_evaluator(evaluation, Path(weights) if weights else None,
                                      race_model=race == "model")

@@ -2,7 +2,7 @@
 
 Starts a real `bgbot serve` (a private directory tree under /tmp, a fresh key), then:
 
-1. choose_play at 0-ply (the default heuristic agent) over IPC, and over TCP with CURVE:
+1. choose_play of ``--agent`` (default: the heuristic at 0-ply) over IPC, and over TCP with CURVE:
    - one request at a time (``--window 1``): latency p50 / p99 of the round trip;
    - ``--window N`` requests in flight on one DEALER: decisions per second, and latency.
    The positions are real: boards and rolls from self-play with a fixed seed, each asked once
@@ -307,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=0,
                         help="match and decision workers (0 = one per CPU)")
     parser.add_argument("--matches", type=int, default=100, help="hosted matches for the RSS")
-    parser.add_argument("--agent", default=None,
-                        help="agent answering the requests (default: the daemon's, heuristic "
-                        "0-ply); 'random' measures the protocol's own cost")
+    parser.add_argument("--agent", default="heuristic",
+                        help="agent answering the requests (default: heuristic, at 0-ply, "
+                        "answered on the daemon's loop); 'random' measures the protocol's own "
+                        "cost, heuristic:plies=1 the daemon's default (SERVING_AGENT)")
     parser.add_argument("--inline", action="store_true",
                         help="decisions on the daemon's event loop (limits.inline_decisions)")
     parser.add_argument("--skip-tcp", action="store_true")
@@ -318,10 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     requests = sample_requests(args.requests)
-    if args.agent:
-        requests = [{**r, "agent": args.agent} for r in requests]
+    requests = [{**r, "agent": args.agent} for r in requests]
     results: dict[str, Any] = {"cpus": os.cpu_count(), "requests": len(requests),
-                               "agent": args.agent or "heuristic (default)"}
+                               "agent": args.agent}
     for transport in ("ipc", "tcp"):
         if transport == "tcp" and args.skip_tcp:
             continue

@@ -103,7 +103,7 @@ def test_choose_play_is_legal_and_the_players_choice(shared_daemon: Daemon, posi
     legal = {after.position_id(): play for play, after in position.play_results(dice)}
     assert reply["after"] in legal
     assert reply["play"] == str(legal[reply["after"]])
-    chosen = HeuristicPlayer().choose_play(position, dice, Context())
+    chosen = HeuristicPlayer(plies=1).choose_play(position, dice, Context())  # SERVING_AGENT
     assert reply["after"] == position.apply(chosen).position_id()
 
 
@@ -660,9 +660,9 @@ def test_quick_decisions_are_answered_on_the_loop_and_look_ahead_in_workers(
             os.kill(pid, signal.SIGSTOP)
         for agent in quick:
             assert client.choose_play("4HPwATDgc/ABMA", [6, 4], agent=agent)["play"] in legal
-        assert client.evaluate("4HPwATDgc/ABMA")["equity"] < 1.0
+        assert client.evaluate("4HPwATDgc/ABMA", agent="heuristic")["equity"] < 1.0
         with pytest.raises(DaemonError) as refused:
-            client.choose_play("4HPwATDgc/ABMA", [6, 7])
+            client.choose_play("4HPwATDgc/ABMA", [6, 7], agent="heuristic")
         assert refused.value.code.value == "bad_value" and "dice" in refused.value.message
         with pytest.raises(DaemonError) as slow:
             client.choose_play("4HPwATDgc/ABMA", [6, 4], agent="heuristic:plies=1")

@@ -15,6 +15,14 @@ from .base import Agent, PlayerAgent
 from .spec import AgentSpec, Options, register_agent
 
 
+SERVING_AGENT = "heuristic:plies=1"
+"""The agent that plays for bgbot where others wait on it: the daemon's decisions that name no
+agent, its online-server accounts and its gnubg external player, and the ``bgbot fibs``,
+``bgbot bgammon`` and ``bgbot gnubg-player`` commands. The strongest setting whose decision
+p99 stays under 1 s with 4 decisions in flight on two cores (``python bench/protocol.py
+--agent SPEC --window 4``; the figures are in the README)."""
+
+
 def _seed(opts: Options, seed: int) -> int:
     """The player's seed: ``seed`` (the host's: per seat, per duel pair), combined with the
     spec's ``seed=`` when it gives one, so a fixed spec seed is a base, not one stream that

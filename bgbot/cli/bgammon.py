@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agents.players import SERVING_AGENT
 from ..deciders import known_agents
 from ._args import match_length
 from ._servers import add_policy_options
@@ -68,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="login name; bgammon requires bot_ (shown as BOT_)")
     parser.add_argument("--password-file", type=Path, metavar="FILE",
                         help="read the password from FILE (first line)")
-    parser.add_argument("--player", default="heuristic", metavar="SPEC",
-                        help="agent spec that plays (default: heuristic)")
+    parser.add_argument("--player", default=SERVING_AGENT, metavar="SPEC",
+                        help=f"agent spec that plays (default: {SERVING_AGENT})")
     parser.add_argument("--length", type=match_length, default=5, metavar="N",
                         help="length of the matches bgbot hosts (default 5)")
     parser.add_argument("--match-name", default="", metavar="TEXT", help="table name")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, cast
 
+from ..agents.players import SERVING_AGENT
 from ._servers import add_policy_options
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--port", type=int, default=None, help="port (default 4321)")
     p.add_argument("--user", default=None, help="account name (with --config: pick this one)")
     p.add_argument("--agent", default=None, metavar="SPEC",
-                   help="the brain, an agent spec (default heuristic)")
+                   help=f"the brain, an agent spec (default {SERVING_AGENT})")
     p.add_argument("--logs", metavar="DIR", default=None,
                    help="where .mat files and event logs go (default <state>/fibs)")
     p.add_argument("--state", metavar="FILE", default=None,
@@ -90,7 +91,7 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     state = Path(args.state) if args.state else paths.state_dir / f"fibs-{args.user}.json"
     return [FibsAccount(
         user=args.user, password=password, password_source=source,
-        host=args.host or "fibs.com", port=args.port or 4321, agent=args.agent or "heuristic",
+        host=args.host or "fibs.com", port=args.port or 4321, agent=args.agent or SERVING_AGENT,
         policy=policy, invite=tuple(parse_invite(i, "--invite") for i in args.invite),
         greeting=args.greeting, farewell=args.farewell, logs_dir=logs, state_path=state)]
 

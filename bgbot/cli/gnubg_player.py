@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agents.players import SERVING_AGENT
 from ..deciders import known_agents
 
 if TYPE_CHECKING:
@@ -74,8 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--listen", required=True, metavar="ADDRESS",
                         help="HOST:PORT (e.g. 127.0.0.1:40001; port 0 = any free port, printed) "
                         "or a Unix socket path")
-    parser.add_argument("--player", default="heuristic", metavar="SPEC",
-                        help="agent spec answering for gnubg's seat (default: heuristic)")
+    parser.add_argument("--player", default=SERVING_AGENT, metavar="SPEC",
+                        help=f"agent spec answering for gnubg's seat (default: {SERVING_AGENT})")
     parser.add_argument("--log-dir", type=Path, default=None, metavar="DIR",
                         help="write one JSON-lines log per connection into DIR")
     parser.add_argument("--no-jacoby", action="store_true",

@@ -33,6 +33,7 @@ from ..frontends import kinds
 from ..frontends.accounts import ServerAccountConfig
 from ..frontends.kinds import check_account, server_kinds
 from ..util import credential_path, write_atomically
+from ..agents.players import SERVING_AGENT
 from . import paths
 from .protocol import MAX_MESSAGE_BYTES
 
@@ -140,7 +141,7 @@ class LimitsConfig:
 class AgentsConfig:
     """Which player answers decision requests that name none."""
 
-    default: str = "heuristic"
+    default: str = SERVING_AGENT
     """Agent spec (NAME[:key=value,...]), e.g. heuristic:plies=1."""
 
 
@@ -172,7 +173,7 @@ class GnubgPlayerConfig:
     """HOST:PORT or a Unix socket path; required."""
     name: str = ""
     """Frontend name for frontend_start/stop; "" = gnubg-player-N (N counts from 1)."""
-    agent: str = "heuristic"
+    agent: str = SERVING_AGENT
     """Agent spec answering gnubg."""
     seed: int = 0
     autostart: bool = True

@@ -42,6 +42,7 @@ from ..core.position import Play, Position
 from ..deciders import create_agent
 from ..util import die_with_parent
 from ..players.base import Context, TakeDecision
+from ..agents.players import SERVING_AGENT
 from .decisions import is_quick
 from .protocol import ErrorCode, ProtocolError
 
@@ -64,7 +65,7 @@ class WorkerSettings:
     journal_sync: str = "normal"
     log_level: int = logging.INFO
     log_format: str = "text"
-    default_agent: str = "heuristic"
+    default_agent: str = SERVING_AGENT
     max_candidates: int = 32
     player_cache: int = PLAYER_CACHE_ENTRIES
     """HeuristicEvaluator.CACHE_LIMIT in the worker (0 = leave the evaluator's default)."""

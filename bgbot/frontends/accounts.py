@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..agents.players import SERVING_AGENT
+
 if TYPE_CHECKING:
     from .invitations import InvitationPolicy
 
@@ -34,7 +36,7 @@ class ServerAccountConfig:
     password_credential: str = ""
     """systemd credential name (LoadCredential=) holding the password, else the credentials
     KIND-USER, KIND-password and KIND are looked for."""
-    agent: str = "heuristic"
+    agent: str = SERVING_AGENT
     """Agent spec that plays."""
     seed: int = 0
     autostart: bool = True

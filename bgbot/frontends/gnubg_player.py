@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..agents.base import Agent
+from ..agents.players import SERVING_AGENT
 from ..agents.spec import AgentMaker, parse_agent_spec
 from ..core.errors import FormatError
 from ..core.rules import Rules
@@ -117,7 +118,7 @@ class ListenAddress:
 class PlayerServerConfig:
     """How the listener plays and how much it tolerates from a peer."""
 
-    player: str = "heuristic"
+    player: str = SERVING_AGENT
     """Agent spec (``NAME[:key=value,...]``); every connection gets its own agent."""
     log_dir: Path | None = None
     """Write one JSON-lines log per connection here (None = no log files)."""

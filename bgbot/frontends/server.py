@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 
+from ..agents.players import SERVING_AGENT
 from ..core.game import Action, Game
 from ..formats.mat import MatchRecord
 from ..referee.events import action_record
@@ -76,7 +77,7 @@ class ServerAccount:
     """The password to log in with; None: none (a guest, where the server has guests)."""
     host: str = ""
     port: int = 0
-    agent: str = "heuristic"
+    agent: str = SERVING_AGENT
     """The agent spec that plays."""
     name: str = ""
     """Frontend name for the daemon (default ``KIND-USER``)."""

@@ -135,8 +135,9 @@ class WeightsFile:
     """
 
     hidden: tuple[int, ...]
-    parameters: bytes
-    """The float32 parameters, little-endian, as the file holds them."""
+    parameters: bytes = field(repr=False)
+    """The float32 parameters, little-endian, as the file holds them (kept out of the repr:
+    160 KB of bytes)."""
     provenance: dict[str, Any] = field(default_factory=dict)
     """How the weights were made (command, seeds, data sizes), for the record."""
     phase: str = "contact"

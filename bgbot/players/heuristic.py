@@ -463,8 +463,8 @@ LEVELS: dict[str, tuple[int, float]] = {
     "expert": (1, 0.0),
     "strongest": (2, 0.0),
 }
-"""Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). The
-ratings gnubg's analysis gives each are in the README."""
+"""Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). What each
+measured against pubeval is in the README ("The player")."""
 
 _SHARED: dict[tuple[str | None, str | None, bool], HeuristicEvaluator] = {}
 

@@ -523,3 +523,15 @@ def test_a_self_play_game_that_does_not_end_closes_its_record() -> None:
     race = HeuristicEvaluator(eval="linear")._race_sides
     boards, values, ends, _ = contact.selfplay(NET_FAST._net, race, 2, 5, max_plies=6)
     assert sum(ends) == 5 and len(ends) <= 30 and ends[-1] == 1
+
+
+def test_races_use_the_race_formula_unless_a_race_network_is_shipped() -> None:
+    """``heuristic:race=model`` is the race formula; ``race=net`` is refused, saying why, while
+    no race network is shipped (the trained one measured no better: README, "The player")."""
+    from bgbot.core.errors import FormatError
+    from bgbot.deciders import create_agent
+
+    assert network.shipped_race_weights() is None  # SHIPPED_RACE_SHA256 is ""
+    assert create_agent("heuristic:race=model").name == "heuristic:race=model"
+    with pytest.raises(FormatError, match="no race network is shipped"):
+        create_agent("heuristic:race=net")

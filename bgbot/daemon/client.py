@@ -360,6 +360,39 @@ class Client(_Core, _Requests[dict[str, Any]]):
                 if answer is not None:
                     return answer
 
+    @contextlib.contextmanager
+    def _subscribed(self, prefix: bytes) -> Iterator[zmq.Socket[Any]]:
+        """A SUB socket on the events endpoint, subscribed to the topics that begin with
+        ``prefix``; closed on leaving."""
+        sub = self._context.socket(zmq.SUB)
+        try:
+            self._configure(sub)
+            sub.setsockopt(zmq.SUBSCRIBE, prefix)
+            sub.connect(self.events_endpoint)
+            yield sub
+        finally:
+            sub.close(0)
+
+    def _received(self, sub: zmq.Socket[Any], topic: bytes | None,
+                  timeout: float | None) -> Iterator[Message]:
+        """The verified events arriving on ``sub``, of exactly ``topic`` (None: any topic the
+        socket is subscribed to), until ``timeout`` seconds pass without one (None: never)."""
+        signer = Signer(self.key)
+        idle = 0.0
+        while True:
+            if not sub.poll(_POLL_SLICE_MS, zmq.POLLIN):
+                idle += _POLL_SLICE_MS / 1000
+                if timeout is not None and idle >= timeout:
+                    return
+                continue
+            idle = 0.0
+            frames = sub.recv_multipart()
+            if topic is not None and frames[0] != topic:
+                continue  # another match (or a longer match id with ours as prefix)
+            event = self._event(frames[1:], signer)
+            if event is not None:
+                yield event
+
     def watch(self, match_id: str | None = None, *, timeout: float | None = None) -> Iterator[Message]:
         """Yield events as they are published: of one match, or of everything (None).
 
@@ -367,28 +400,8 @@ class Client(_Core, _Requests[dict[str, Any]]):
         ``timeout``: stop after that many seconds without an event (None: never).
         """
         topic = self._topic(match_id)
-        sub = self._context.socket(zmq.SUB)
-        try:
-            self._configure(sub)
-            sub.setsockopt(zmq.SUBSCRIBE, topic)
-            sub.connect(self.events_endpoint)
-            signer = Signer(self.key)
-            idle = 0.0
-            while True:
-                if not sub.poll(_POLL_SLICE_MS, zmq.POLLIN):
-                    idle += _POLL_SLICE_MS / 1000
-                    if timeout is not None and idle >= timeout:
-                        return
-                    continue
-                idle = 0.0
-                frames = sub.recv_multipart()
-                if match_id and frames[0] != topic:
-                    continue  # a longer match id with our id as prefix
-                event = self._event(frames[1:], signer)
-                if event is not None:
-                    yield event
-        finally:
-            sub.close(0)
+        with self._subscribed(topic) as sub:
+            yield from self._received(sub, topic if match_id else None, timeout)
 
     def follow(self, start: Callable[[], str], *,
                timeout: float | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -400,15 +413,8 @@ class Client(_Core, _Requests[dict[str, Any]]):
         live ones with a higher ``n`` (and the daemon's ``match_started`` / ``match_aborted``),
         until ``match_ended`` or ``match_aborted``. ``timeout``: stop after that many seconds
         without an event (None: never)."""
-        topic_prefix = self._topic(None)
-        sub = self._context.socket(zmq.SUB)
-        try:
-            self._configure(sub)
-            sub.setsockopt(zmq.SUBSCRIBE, topic_prefix)
-            sub.connect(self.events_endpoint)
-            signer = Signer(self.key)
+        with self._subscribed(self._topic(None)) as sub:
             match_id = start()
-            topic = self._topic(match_id)
             done = 0
             so_far = self.request("match_get", match_id=match_id, events=True)
             for item in so_far["events"]:
@@ -421,20 +427,7 @@ class Client(_Core, _Requests[dict[str, Any]]):
                 yield "match_aborted", {"match_id": match_id, "state": state,
                                         "reason": so_far.get("error") or state}
                 return
-            idle = 0.0
-            while True:
-                if not sub.poll(_POLL_SLICE_MS, zmq.POLLIN):
-                    idle += _POLL_SLICE_MS / 1000
-                    if timeout is not None and idle >= timeout:
-                        return
-                    continue
-                idle = 0.0
-                frames = sub.recv_multipart()
-                if frames[0] != topic:
-                    continue
-                event = self._event(frames[1:], signer)
-                if event is None:
-                    continue
+            for event in self._received(sub, self._topic(match_id), timeout):
                 number = event.content.get("n")
                 if isinstance(number, int):
                     if number <= done:
@@ -443,8 +436,6 @@ class Client(_Core, _Requests[dict[str, Any]]):
                 yield event.msg_type, dict(event.content)
                 if event.msg_type in ("match_ended", "match_aborted"):
                     return
-        finally:
-            sub.close(0)
 
     def close(self) -> None:
         if self._socket is not None:

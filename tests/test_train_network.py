@@ -64,3 +64,30 @@ def test_a_run_refuses_to_resume_with_other_settings(tmp_path: Path) -> None:
     assert _train(run, 1).returncode == 0
     changed = _train(run, 2, "--lam", "0.9")
     assert changed.returncode != 0 and "other settings (lam)" in changed.stderr
+
+
+def test_smoothing_spreads_over_the_outcomes_still_possible_only() -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    target = np.array([[1.0, 0, 0, 0, 0, 0], [0.25, 0.25, 0, 0.5, 0, 0]])
+    allowed = np.array([[True, True, True, True, True, True],
+                        [True, True, False, True, False, False]])
+    smoothed = train_network.smooth_targets(target, allowed, 0.06)
+    assert np.allclose(smoothed.sum(axis=1), 1.0)
+    assert np.all(smoothed[~allowed] == 0.0)  # no mass where the outcome cannot happen
+    assert np.all(smoothed[allowed] > 0.0)  # and some everywhere it can: finite logits
+    assert smoothed[0, 0] == pytest.approx(0.94 + 0.01)
+
+
+def test_a_run_started_before_an_option_existed_resumes_with_its_default(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert _train(run, 1).returncode == 0
+    state = json.loads((run / "state.json").read_text())
+    del state["config"]["smooth"], state["config"]["output_decay"]
+    (run / "state.json").write_text(json.dumps(state))
+    again = _train(run, 2)
+    assert again.returncode == 0, again.stderr
+    assert "resuming" in again.stdout
+    refused = _train(run, 3, "--smooth", "0.01")
+    assert refused.returncode != 0 and "smooth" in refused.stderr

@@ -65,6 +65,8 @@ from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS  # noqa: E402
 N_OUT = len(OUTCOMES)
 SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
+CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0}
+"""Options added since runs were started, with the value a run started without them had."""
 """Games per generation job (the unit of seeding; independent of --workers)."""
 
 
@@ -144,6 +146,13 @@ def outcomes_from_chances(c: np.ndarray) -> np.ndarray:
     return result
 
 
+def smooth_targets(target: np.ndarray, allowed: np.ndarray, epsilon: float) -> np.ndarray:
+    """(1 - ε) target + ε spread evenly over the outcomes ``allowed`` (label smoothing)."""
+    even = allowed / allowed.sum(axis=1, keepdims=True)
+    result: np.ndarray = (1.0 - epsilon) * target + epsilon * even
+    return result
+
+
 def flip_chances(c: np.ndarray) -> np.ndarray:
     """The same chances seen from the other side."""
     return np.stack([1.0 - c[:, 0], c[:, 3], c[:, 4], c[:, 1], c[:, 2]], axis=1)
@@ -219,8 +228,11 @@ class Model:
         return p, acts
 
     def step(self, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, lr: float,
-             weight_decay: float = 0.0) -> float:
-        """One Adam step on a batch; returns its mean cross-entropy."""
+             weight_decay: float = 0.0, output_decay: float = 0.0) -> float:
+        """One Adam step on a batch; returns its mean cross-entropy. ``weight_decay``:
+        decoupled decay of every weight matrix; ``output_decay``: more of it on the output
+        layer's (whose rarely allowed backgammon logits Adam otherwise lets grow without
+        bound)."""
         p, acts = self.forward(x, allowed)
         n = len(x)
         loss = float(-(target * np.log(np.maximum(p, 1e-12))).sum() / n)
@@ -237,8 +249,9 @@ class Model:
         b1, b2, eps = 0.9, 0.999, 1e-8
         c1, c2 = 1.0 - b1 ** self.t, 1.0 - b2 ** self.t
         for i, g in enumerate(grads):
-            if weight_decay and i % 2 == 0:  # weight matrices, not biases
-                self.params[i] -= (lr * weight_decay * self.params[i]).astype(np.float32)
+            decay = weight_decay + (output_decay if i == len(self.params) - 2 else 0.0)
+            if decay and i % 2 == 0:  # weight matrices, not biases
+                self.params[i] -= (lr * decay * self.params[i]).astype(np.float32)
             self.m[i] = b1 * self.m[i] + (1 - b1) * g
             self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
             self.params[i] -= (lr * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + eps)
@@ -281,7 +294,8 @@ def encode(boards: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, epochs: int,
-        batch: int, lr: float, rng: np.random.Generator, weight_decay: float = 0.0) -> float:
+        batch: int, lr: float, rng: np.random.Generator, weight_decay: float = 0.0,
+        output_decay: float = 0.0) -> float:
     """``epochs`` passes of Adam over the data in shuffled batches; the last pass's loss."""
     n = len(x)
     loss = 0.0
@@ -291,7 +305,7 @@ def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, ep
         for start in range(0, n, batch):
             index = order[start:start + batch]
             total += model.step(x[index], allowed[index], target[index], lr,
-                                weight_decay) * len(index)
+                                weight_decay, output_decay) * len(index)
         loss = total / n
     return loss
 
@@ -343,6 +357,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
+        "output_decay": args.output_decay, "smooth": args.smooth,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
@@ -402,7 +417,12 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         targets = np.concatenate([targets, alt_targets])
         x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
     labelled = time.time()
-    target = outcomes_from_chances(targets).astype(np.float32)
+    target = outcomes_from_chances(targets)
+    if config["smooth"]:
+        # a little of every outcome still possible, so that no logit is driven towards
+        # minus infinity (a target of exactly 0 has no finite optimum)
+        target = smooth_targets(target, allowed, config["smooth"])
+    target = target.astype(np.float32)
     if model is None:
         # A floor on the scale: an input that is almost always 0 in the first data (a point
         # hardly ever made) must not become a 20-sigma input where it does occur.
@@ -411,7 +431,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         model = Model.new(hidden, mu, sd, config["seed"])
     lr = config["lr"] * config["lr_decay"] ** (iteration - 1)
     loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng,
-               config["weight_decay"])
+               config["weight_decay"], config["output_decay"])
     fitted = time.time()
     screen_blob = WeightsFile.from_arrays(model.export()).parameters
     pairs = config["screen"]
@@ -487,6 +507,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="least scale of an input in the standardisation")
     parser.add_argument("--weight-decay", type=float, default=0.0,
                         help="decoupled weight decay per step (AdamW), on weight matrices")
+    parser.add_argument("--output-decay", type=float, default=0.0,
+                        help="more decoupled weight decay on the output layer's weights")
+    parser.add_argument("--smooth", type=float, default=0.0,
+                        help="label smoothing: this share of each target spread over the "
+                             "outcomes still possible")
     parser.add_argument("--start", choices=("linear", "random"), default="linear",
                         help="who plays the first iteration's games")
     parser.add_argument("--init", type=Path, default=None,
@@ -527,6 +552,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     model: Model | None = None
     if (run / "state.json").exists():
         state = json.loads((run / "state.json").read_text())
+        for key, default in CONFIG_DEFAULTS.items():  # runs from before the option existed
+            state["config"].setdefault(key, default)
         if state["config"] != _config(args):
             changed = sorted(k for k in state["config"] if state["config"][k] != _config(args).get(k))
             sys.exit(f"{run} was started with other settings ({', '.join(changed)}): use the "

@@ -1785,10 +1785,49 @@ static int read_weights(PyObject *obj, const char *name, double *out)
     return 0;
 }
 
-/* One cubeless game, evaluator (0-ply greedy) against pubeval, the evaluator's seat moving
- * first when `evaluator_first`; returns the evaluator's points (+-1, 2, 3) or 0 on error. */
-static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const double *contact_w,
-                        const double *race_w, uint64_t seed, int evaluator_first)
+/* A seat in a screening game: a greedy 0-ply evaluator, or pubeval (its contact and race
+ * weights) when `eval` is NULL. */
+typedef struct {
+    const EvalBase *eval;
+    const double *pubeval_contact, *pubeval_race;
+} Seat;
+
+/* The seat's move with dice d1, d2 (mover's chequers in `mover`); -1 on error. */
+static int seat_move(const Seat *seat, Generator *g, PyObject *race, int *mover, int *opponent,
+                     int d1, int d2, uint64_t *rng)
+{
+    if (seat->eval != NULL) {
+        double value[N_HEADS];
+        return greedy_move(seat->eval, g, mover, opponent, d1, d2, race, 0.0, rng, value, 0,
+                           NULL) < 0 ? -1 : 0;
+    }
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    const double *w = is_contact(&me, &other) ? seat->pubeval_contact : seat->pubeval_race;
+    int n = generate(g, mover, opponent, d1, d2);
+    if (n < 0)
+        return -1;
+    if (n > 0) {
+        int best = 0;
+        double best_score = -1e300;
+        for (int k = 0; k < n; k++) {
+            double s = pubeval(w, g->results[k].mover, g->results[k].opponent);
+            if (s > best_score) {
+                best_score = s;
+                best = k;
+            }
+        }
+        memcpy(mover, g->results[best].mover, sizeof(int) * N_LOCATIONS);
+        memcpy(opponent, g->results[best].opponent, sizeof(int) * N_LOCATIONS);
+    }
+    return 0;
+}
+
+/* One cubeless game of seat a against seat b, a moving first when `a_first`; returns a's
+ * points (+-1, 2, 3) or 0 on error. */
+static int screening_game(const Seat *a, const Seat *b, Generator *g, PyObject *race,
+                          uint64_t seed, int a_first)
 {
     uint64_t rng = seed;
     int mover[N_LOCATIONS], opponent[N_LOCATIONS];
@@ -1799,34 +1838,10 @@ static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const d
         d1 = roll_die(&rng);
         d2 = roll_die(&rng);
     }
-    int evaluators_turn = evaluator_first;
+    int a_turn = a_first;
     for (int ply = 0; ply < 10000; ply++) {
-        if (evaluators_turn) {
-            double value[N_HEADS];
-            if (greedy_move(e, g, mover, opponent, d1, d2, race, 0.0, &rng, value, 0, NULL) < 0)
-                return 0;
-        } else {
-            Side me, other;
-            side_info(mover, &me);
-            side_info(opponent, &other);
-            const double *w = is_contact(&me, &other) ? contact_w : race_w;
-            int n = generate(g, mover, opponent, d1, d2);
-            if (n < 0)
-                return 0;
-            if (n > 0) {
-                int best = 0;
-                double best_score = -1e300;
-                for (int k = 0; k < n; k++) {
-                    double s = pubeval(w, g->results[k].mover, g->results[k].opponent);
-                    if (s > best_score) {
-                        best_score = s;
-                        best = k;
-                    }
-                }
-                memcpy(mover, g->results[best].mover, sizeof mover);
-                memcpy(opponent, g->results[best].opponent, sizeof opponent);
-            }
-        }
+        if (seat_move(a_turn ? a : b, g, race, mover, opponent, d1, d2, &rng) < 0)
+            return 0;
         int on = 0;
         for (int i = 0; i < N_LOCATIONS; i++)
             on += mover[i];
@@ -1834,10 +1849,10 @@ static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const d
             Side loser;
             side_info(opponent, &loser);
             int kind = loser.off ? 1 : (loser.back ? 3 : 2);
-            return evaluators_turn ? kind : -kind;
+            return a_turn ? kind : -kind;
         }
         swap_sides(mover, opponent);
-        evaluators_turn = !evaluators_turn;
+        a_turn = !a_turn;
         d1 = roll_die(&rng);
         d2 = roll_die(&rng);
     }
@@ -1845,10 +1860,41 @@ static int pubeval_game(const EvalBase *e, Generator *g, PyObject *race, const d
     return 0;
 }
 
+/* a's points in each game of `pairs` mirrored pairs (the same dice with the seats swapped),
+ * as a list; NULL on error. */
+static PyObject *screening_pairs(const Seat *a, const Seat *b, PyObject *race,
+                                 PyObject *seed_obj, PyObject *pairs_obj)
+{
+    unsigned long long seed = PyLong_AsUnsignedLongLong(seed_obj);
+    if (seed == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    long pairs = PyLong_AsLong(pairs_obj);
+    if (pairs == -1 && PyErr_Occurred())
+        return NULL;
+    Generator g;
+    if (generator_init(&g) < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (long k = 0; list != NULL && k < pairs; k++) {
+        for (int first = 1; first >= 0; first--) {
+            int points = screening_game(a, b, &g, race,
+                                        (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
+            PyObject *value = points ? PyLong_FromLong(points) : NULL;
+            if (value == NULL || PyList_Append(list, value) < 0) {
+                Py_XDECREF(value);
+                Py_CLEAR(list);
+                break;
+            }
+            Py_DECREF(value);
+        }
+    }
+    generator_free(&g);
+    return list;
+}
+
 /* duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> list of the
- * evaluator's points in each game: mirrored pairs (the same dice with the seats swapped),
- * cubeless money, gammons 2 and backgammons 3. A fast screen for training; `bgbot duel` gives
- * the figures. */
+ * evaluator's points in each game: mirrored pairs, cubeless money, gammons 2 and backgammons
+ * 3, against pubeval. A fast screen for training; `bgbot duel` gives the figures. */
 static PyObject *contact_duel_pubeval(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
@@ -1864,69 +1910,8 @@ static PyObject *contact_duel_pubeval(PyObject *module, PyObject *const *args, P
         read_weights(args[2], "contact_weights", contact_w) < 0 ||
         read_weights(args[3], "race_weights", race_w) < 0)
         return NULL;
-    unsigned long long seed = PyLong_AsUnsignedLongLong(args[4]);
-    if (seed == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    long pairs = PyLong_AsLong(args[5]);
-    if (pairs == -1 && PyErr_Occurred())
-        return NULL;
-    Generator g;
-    if (generator_init(&g) < 0)
-        return NULL;
-    PyObject *list = PyList_New(0);
-    for (long k = 0; list != NULL && k < pairs; k++) {
-        for (int first = 1; first >= 0; first--) {
-            int points = pubeval_game(e, &g, args[1], contact_w, race_w,
-                                      (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
-            PyObject *value = points ? PyLong_FromLong(points) : NULL;
-            if (value == NULL || PyList_Append(list, value) < 0) {
-                Py_XDECREF(value);
-                Py_CLEAR(list);
-                break;
-            }
-            Py_DECREF(value);
-        }
-    }
-    generator_free(&g);
-    return list;
-}
-
-/* One cubeless game between two greedy 0-ply evaluators, `a` moving first when `a_first`;
- * returns a's points (+-1, 2, 3) or 0 on error. */
-static int evaluators_game(const EvalBase *a, const EvalBase *b, Generator *g, PyObject *race,
-                           uint64_t seed, int a_first)
-{
-    uint64_t rng = seed;
-    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
-    memcpy(mover, INITIAL_SIDE, sizeof mover);
-    memcpy(opponent, INITIAL_SIDE, sizeof opponent);
-    int d1 = roll_die(&rng), d2 = roll_die(&rng);
-    while (d1 == d2) {
-        d1 = roll_die(&rng);
-        d2 = roll_die(&rng);
-    }
-    int a_turn = a_first;
-    for (int ply = 0; ply < 10000; ply++) {
-        double value[N_HEADS];
-        if (greedy_move(a_turn ? a : b, g, mover, opponent, d1, d2, race, 0.0, &rng, value, 0,
-                        NULL) < 0)
-            return 0;
-        int on = 0;
-        for (int i = 0; i < N_LOCATIONS; i++)
-            on += mover[i];
-        if (on == 0) {
-            Side loser;
-            side_info(opponent, &loser);
-            int kind = loser.off ? 1 : (loser.back ? 3 : 2);
-            return a_turn ? kind : -kind;
-        }
-        swap_sides(mover, opponent);
-        a_turn = !a_turn;
-        d1 = roll_die(&rng);
-        d2 = roll_die(&rng);
-    }
-    PyErr_SetString(PyExc_RuntimeError, "a screening game did not end in 10000 plies");
-    return 0;
+    Seat evaluator = {e, NULL, NULL}, pubeval_seat = {NULL, contact_w, race_w};
+    return screening_pairs(&evaluator, &pubeval_seat, args[1], args[4], args[5]);
 }
 
 /* duel(a, b, race, seed, pairs) -> a's points per game in mirrored cubeless pairs of the two
@@ -1943,31 +1928,8 @@ static PyObject *contact_duel(PyObject *module, PyObject *const *args, Py_ssize_
     const EvalBase *a = as_evaluator(args[0], "a"), *b = a ? as_evaluator(args[1], "b") : NULL;
     if (b == NULL || check_race(args[2]) < 0)
         return NULL;
-    unsigned long long seed = PyLong_AsUnsignedLongLong(args[3]);
-    if (seed == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    long pairs = PyLong_AsLong(args[4]);
-    if (pairs == -1 && PyErr_Occurred())
-        return NULL;
-    Generator g;
-    if (generator_init(&g) < 0)
-        return NULL;
-    PyObject *list = PyList_New(0);
-    for (long k = 0; list != NULL && k < pairs; k++) {
-        for (int first = 1; first >= 0; first--) {
-            int points = evaluators_game(a, b, &g, args[2],
-                                         (uint64_t)seed * UINT64_C(1000003) + (uint64_t)k, first);
-            PyObject *value = points ? PyLong_FromLong(points) : NULL;
-            if (value == NULL || PyList_Append(list, value) < 0) {
-                Py_XDECREF(value);
-                Py_CLEAR(list);
-                break;
-            }
-            Py_DECREF(value);
-        }
-    }
-    generator_free(&g);
-    return list;
+    Seat seat_a = {a, NULL, NULL}, seat_b = {b, NULL, NULL};
+    return screening_pairs(&seat_a, &seat_b, args[2], args[3], args[4]);
 }
 
 /* ------------------------------------------------------------------------------ types */

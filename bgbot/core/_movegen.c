@@ -13,41 +13,6 @@
 
 #include "_movegen.h"
 
-/* Each step (from_point, to_point, hit) as `legal_plays` returns it, made once and shared
- * (tuples are immutable): step_cache[source][target + 1][hit], own indices as in Move. */
-static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
-
-static PyObject *step_tuple(const Move *m)
-{
-    PyObject **slot = &step_cache[m->source][m->target + 1][m->hit ? 1 : 0];
-    if (*slot == NULL) {
-        PyObject *hit = m->hit ? Py_True : Py_False;
-        Py_INCREF(hit);
-        *slot = Py_BuildValue("(iiN)", m->source + 1, m->target + 1, hit);
-        if (*slot == NULL)
-            return NULL;
-    }
-    Py_INCREF(*slot);
-    return *slot;
-}
-
-/* The steps of a result's play as a tuple of step tuples. */
-static PyObject *steps_tuple(const Result *r)
-{
-    PyObject *steps = PyTuple_New(r->n_steps);
-    if (steps == NULL)
-        return NULL;
-    for (int i = 0; i < r->n_steps; i++) {
-        PyObject *step = step_tuple(&r->steps[i]);
-        if (step == NULL) {
-            Py_DECREF(steps);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(steps, i, step);
-    }
-    return steps;
-}
-
 /* One generator for the module, reused by every call (the GIL serialises them). */
 static Generator shared;
 static int shared_ready = 0;

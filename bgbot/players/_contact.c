@@ -1310,38 +1310,6 @@ static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t 
 /* plays(mover, opponent, d1, d2, race) -> [(steps, mover after, opponent after, chances)]:
  * every candidate of the roll (core._movegen.results order) with the mover's 0-ply chances
  * after it (the opponent on roll, flipped): all candidates of a move in one call. */
-static PyObject *step_cache[N_LOCATIONS][N_LOCATIONS][2];
-
-static PyObject *step_tuple(const Move *m)
-{
-    PyObject **slot = &step_cache[m->source][m->target + 1][m->hit ? 1 : 0];
-    if (*slot == NULL) {
-        PyObject *hit = m->hit ? Py_True : Py_False;
-        Py_INCREF(hit);
-        *slot = Py_BuildValue("(iiN)", m->source + 1, m->target + 1, hit);
-        if (*slot == NULL)
-            return NULL;
-    }
-    Py_INCREF(*slot);
-    return *slot;
-}
-
-static PyObject *steps_tuple(const Result *r)
-{
-    PyObject *steps = PyTuple_New(r->n_steps);
-    if (steps == NULL)
-        return NULL;
-    for (int i = 0; i < r->n_steps; i++) {
-        PyObject *step = step_tuple(&r->steps[i]);
-        if (step == NULL) {
-            Py_DECREF(steps);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(steps, i, step);
-    }
-    return steps;
-}
-
 static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     int mover[N_LOCATIONS], opponent[N_LOCATIONS], d1, d2;

@@ -91,3 +91,31 @@ def test_a_run_started_before_an_option_existed_resumes_with_its_default(tmp_pat
     assert "resuming" in again.stdout
     refused = _train(run, 3, "--smooth", "0.01")
     assert refused.returncode != 0 and "smooth" in refused.stderr
+
+
+def test_what_the_mask_rules_out_moves_to_the_next_smaller_outcome() -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    target = np.array([[0.5, 0.1, 0.1, 0.2, 0.05, 0.05]])
+    allowed = np.array([[True, True, False, True, False, False]])
+    folded = train_network.fold_impossible(target, allowed)
+    assert np.allclose(folded, [[0.5, 0.2, 0.0, 0.3, 0.0, 0.0]])
+
+
+def test_a_masked_outcome_gets_no_gradient() -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(3)
+    n = train_network.N_OUT
+    model = train_network.Model.new([4], np.zeros(train_network.N_INPUTS, np.float32),
+                                    np.ones(train_network.N_INPUTS, np.float32), seed=1)
+    before = [p.copy() for p in model.params]
+    x = rng.standard_normal((8, train_network.N_INPUTS)).astype(np.float32)
+    allowed = np.ones((8, n), bool)
+    allowed[:, 2] = False  # no backgammon won anywhere in the batch
+    target = np.full((8, n), 1.0 / n)  # yet mass on it (as an unfolded target would have)
+    model.step(x, allowed, target, lr=1e-2)
+    assert np.array_equal(model.params[-2][:, 2], before[-2][:, 2])
+    assert model.params[-1][2] == before[-1][2]

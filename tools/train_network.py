@@ -146,6 +146,23 @@ def outcomes_from_chances(c: np.ndarray) -> np.ndarray:
     return result
 
 
+def fold_impossible(target: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Targets [n x 6] with the mass of each outcome that cannot happen (``allowed`` False)
+    moved to the next smaller one of the same side: backgammon to gammon, gammon to single.
+
+    A λ-return may give a backgammon where the mask rules it out (the loser's last chequer
+    outside the winner's home board can still be hit); the network cannot represent it there.
+    """
+    out = target.copy()
+    for side in (0, 3):
+        for kind in (2, 1):
+            column, smaller = side + kind, side + kind - 1
+            moved = np.where(allowed[:, column], 0.0, out[:, column])
+            out[:, smaller] += moved
+            out[:, column] -= moved
+    return out
+
+
 def smooth_targets(target: np.ndarray, allowed: np.ndarray, epsilon: float) -> np.ndarray:
     """(1 - ε) target + ε spread evenly over the outcomes ``allowed`` (label smoothing)."""
     even = allowed / allowed.sum(axis=1, keepdims=True)
@@ -236,7 +253,9 @@ class Model:
         p, acts = self.forward(x, allowed)
         n = len(x)
         loss = float(-(target * np.log(np.maximum(p, 1e-12))).sum() / n)
-        grad = ((p - target) / n).astype(np.float32)
+        # a masked outcome's logit does not reach the loss: no gradient through it (else a
+        # target with mass on it pushes that logit up for ever, and the hidden layer with it)
+        grad = (np.where(allowed, p - target, 0.0) / n).astype(np.float32)
         grads: list[np.ndarray] = [np.empty(0)] * len(self.params)
         layers = len(self.params) // 2
         for k in range(layers - 1, -1, -1):
@@ -417,7 +436,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         targets = np.concatenate([targets, alt_targets])
         x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
     labelled = time.time()
-    target = outcomes_from_chances(targets)
+    target = fold_impossible(outcomes_from_chances(targets), allowed)
     if config["smooth"]:
         # a little of every outcome still possible, so that no logit is driven towards
         # minus infinity (a target of exactly 0 has no finite optimum)

@@ -2,8 +2,9 @@
 
 Reads ../shared/testdata/equities.jsonl (1,000 positions with gnubg 0-ply cubeless chances,
 classed contact / crashed / race / bearoff1 / bearoff2 by gnubg) and prints, per class, the RMS
-and mean difference of bgbot's cubeless equity and win chance from gnubg's. gnubg is only
-measured against here, never trained on (issue 14).
+and mean difference of bgbot's cubeless equity and win chance from gnubg's, and the largest
+equity difference (a saturated output, e.g. a "certain backgammon", shows there first).
+gnubg is only measured against here, never trained on (issue 14).
 
     python bench/equity_error.py [--eval net|linear] [--weights PATH]
 """
@@ -46,7 +47,8 @@ def main() -> None:
         errors["all"].append(errors[record["class"]][-1])
     print(f"evaluation {evaluator.eval}"
           + (f" ({args.weights})" if args.weights else "") + ": bgbot - gnubg 0-ply, cubeless")
-    print(f"{'class':10} {'n':>5} {'equity RMS':>11} {'mean':>8} {'win RMS':>9} {'mean':>8}")
+    print(f"{'class':10} {'n':>5} {'equity RMS':>11} {'mean':>8} {'max':>7} {'win RMS':>9} "
+          f"{'mean':>8}")
     for name in ("contact", "crashed", "race", "bearoff1", "bearoff2", "all"):
         rows = errors.get(name, [])
         if not rows:
@@ -54,8 +56,9 @@ def main() -> None:
         n = len(rows)
         eq_rms = math.sqrt(sum(e * e for e, _ in rows) / n)
         win_rms = math.sqrt(sum(w * w for _, w in rows) / n)
+        worst = max(abs(e) for e, _ in rows)
         print(f"{name:10} {n:5} {eq_rms:11.4f} {sum(e for e, _ in rows) / n:+8.4f} "
-              f"{win_rms:9.4f} {sum(w for _, w in rows) / n:+8.4f}")
+              f"{worst:7.3f} {win_rms:9.4f} {sum(w for _, w in rows) / n:+8.4f}")
 
 
 if __name__ == "__main__":

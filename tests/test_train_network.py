@@ -28,16 +28,23 @@ def _train(run: Path, iterations: int, *extra: str) -> subprocess.CompletedProce
                           timeout=600)
 
 
-def test_a_resumed_run_is_bit_identical_to_an_uninterrupted_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra", [(), ("--average-from", "1")], ids=["plain", "averaged"])
+def test_a_resumed_run_is_bit_identical_to_an_uninterrupted_one(tmp_path: Path,
+                                                                 extra: tuple[str, ...]) -> None:
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    assert _train(straight, 3).returncode == 0
-    first = _train(resumed, 1)
+    assert _train(straight, 3, *extra).returncode == 0
+    first = _train(resumed, 1, *extra)
     assert first.returncode == 0, first.stderr
     assert "iteration 1:" in first.stdout
-    second = _train(resumed, 3)
+    second = _train(resumed, 3, *extra)
     assert second.returncode == 0, second.stderr
     assert "resuming" in second.stdout and "iteration 1:" not in second.stdout
     assert (straight / "network.bgw").read_bytes() == (resumed / "network.bgw").read_bytes()
+    if extra:
+        average = (resumed / "average.bgw").read_bytes()
+        assert average == (straight / "average.bgw").read_bytes()
+        assert average != (resumed / "network.bgw").read_bytes()
+        assert WeightsFile.read(resumed / "average.bgw").provenance["averaged_iterations"] == [1, 3]
     a, b = np.load(straight / "checkpoint.npz"), np.load(resumed / "checkpoint.npz")
     assert sorted(a.files) == sorted(b.files)
     for key in a.files:

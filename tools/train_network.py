@@ -18,7 +18,10 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    labelled by their 1-ply value;
 3. fits the network to those labels (cross-entropy over the six outcomes, Adam, ``--epochs``
    passes over the iteration's data; weights carried over from the previous iteration);
-4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint.
+4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint;
+   with ``--average-from K`` the running mean of the weights after each iteration from K on
+   (stochastic weight averaging: the iterations' weights scatter around a better point) is
+   kept in the checkpoint, written as ``average.bgw`` and screened instead of the latest.
 
 Everything a run needs to continue is in its folder (``--run``): ``checkpoint.npz`` (weights,
 optimiser state, input scaling, the iteration reached), ``state.json`` (the configuration,
@@ -26,7 +29,8 @@ seeds, data sizes and the screening history) and ``network.bgw`` (the latest net
 weights file the player can load: ``heuristic:weights=RUN/network.bgw``). Starting the same
 command again resumes after the last finished iteration, and ends bit-identical to a run that
 was never interrupted (single-threaded BLAS, every random choice seeded). Ship a network with
-``--ship`` (copies it to bgbot/players/data/ and records its checksum).
+``--ship`` (copies it to bgbot/players/data/ and records its checksum; ``--ship-which``
+chooses the best screened, the average or the latest).
 
     python tools/train_network.py --run training/contact --iterations 40 --games 20000
     python tools/train_network.py --run training/contact --ship
@@ -65,7 +69,7 @@ from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS  # noqa: E402
 N_OUT = len(OUTCOMES)
 SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
-CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0}
+CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0}
 """Options added since runs were started, with the value a run started without them had."""
 """Games per generation job (the unit of seeding; independent of --workers)."""
 
@@ -210,6 +214,18 @@ class Model:
         self.m = [np.zeros_like(p) for p in params]
         self.v = [np.zeros_like(p) for p in params]
         self.t = 0
+        self.average: list[np.ndarray] | None = None
+        """The running mean of the weights after each iteration since ``--average-from``."""
+        self.averaged = 0
+
+    def fold_into_average(self) -> None:
+        """Add the current weights to the running mean (stochastic weight averaging)."""
+        self.averaged += 1
+        if self.average is None:
+            self.average = [p.astype(np.float64) for p in self.params]
+        else:
+            for mean, p in zip(self.average, self.params):
+                mean += (p - mean) / self.averaged
 
     @classmethod
     def new(cls, hidden: Sequence[int], mu: np.ndarray, sd: np.ndarray, seed: int) -> Model:
@@ -277,22 +293,28 @@ class Model:
                                ).astype(np.float32)
         return loss
 
-    def export(self) -> list[tuple[np.ndarray, np.ndarray]]:
+    def export(self, average: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per-layer (weights, biases) with the input scaling folded into the first layer,
-        for raw inputs (what network.py and the C evaluator take)."""
-        w1, b1 = self.params[0].astype(np.float64), self.params[1].astype(np.float64)
+        for raw inputs (what network.py and the C evaluator take); of the averaged weights
+        with ``average``."""
+        params = self.average if average and self.average is not None else self.params
+        w1, b1 = params[0].astype(np.float64), params[1].astype(np.float64)
         scale = (1.0 / self.sd).astype(np.float64)
         w1_raw = w1 * scale[:, None]
         b1_raw = b1 - (self.mu.astype(np.float64) * scale) @ w1
         layers = [(w1_raw.astype(np.float32), b1_raw.astype(np.float32))]
-        for k in range(1, len(self.params) // 2):
-            layers.append((self.params[2 * k], self.params[2 * k + 1]))
+        for k in range(1, len(params) // 2):
+            layers.append((params[2 * k].astype(np.float32), params[2 * k + 1].astype(np.float32)))
         return layers
 
     def state(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {"mu": self.mu, "sd": self.sd, "t": np.array(self.t)}
         for i, (p, m, v) in enumerate(zip(self.params, self.m, self.v)):
             out[f"p{i}"], out[f"m{i}"], out[f"v{i}"] = p, m, v
+        if self.average is not None:
+            out["averaged"] = np.array(self.averaged)
+            for i, mean in enumerate(self.average):
+                out[f"a{i}"] = mean
         return out
 
     @classmethod
@@ -302,6 +324,9 @@ class Model:
         model.m = [state[f"m{i}"] for i in range(count)]
         model.v = [state[f"v{i}"] for i in range(count)]
         model.t = int(state["t"])
+        if "averaged" in state.files:
+            model.averaged = int(state["averaged"])
+            model.average = [state[f"a{i}"] for i in range(count)]
         return model
 
 
@@ -333,16 +358,24 @@ def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, ep
 
 
 def _save(run: Path, model: Model, state: dict[str, Any], best: bool = False) -> None:
-    """The checkpoint, the state and the current network (with ``best``: also as the best
-    screened so far, ``best.bgw``), each replaced atomically."""
+    """The checkpoint, the state and the current network (and, when weights are averaged,
+    their average: ``average.bgw``; with ``best``: what was screened, as the best so far,
+    ``best.bgw``), each replaced atomically."""
     temporary = run / "checkpoint.tmp.npz"
     np.savez(temporary, **model.state())
     temporary.replace(run / "checkpoint.npz")
     network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state),
                                       phase=state["config"]["phase"])
     state["network_sha256"] = network.write(run / "network.bgw")
+    screened = network
+    if model.average is not None:
+        provenance = {**_provenance(state), "averaged_iterations": [
+            state["iteration"] - model.averaged + 1, state["iteration"]]}
+        screened = WeightsFile.from_arrays(model.export(average=True), provenance=provenance,
+                                           phase=state["config"]["phase"])
+        state["average_sha256"] = screened.write(run / "average.bgw")
     if best:
-        network.write(run / "best.bgw")
+        screened.write(run / "best.bgw")
     text = run / "state.tmp.json"
     text.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
     text.replace(run / "state.json")
@@ -377,6 +410,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
         "output_decay": args.output_decay, "smooth": args.smooth,
+        "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
@@ -452,7 +486,10 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng,
                config["weight_decay"], config["output_decay"])
     fitted = time.time()
-    screen_blob = WeightsFile.from_arrays(model.export()).parameters
+    if config["average_from"] and iteration >= config["average_from"]:
+        model.fold_into_average()
+    # what is screened (and would ship): the average once there is one
+    screen_blob = WeightsFile.from_arrays(model.export(average=True)).parameters
     pairs = config["screen"]
     result: dict[str, Any] = {}
     if pairs and iteration % config["screen_every"] == 0:
@@ -490,11 +527,15 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     return model
 
 
-def ship(run: Path) -> None:
-    """Copy the run's best screened network (else its latest) into the package and record its
-    checksum in network.py (contact.bgw and SHIPPED_SHA256, or race.bgw and
-    SHIPPED_RACE_SHA256)."""
-    source = run / "best.bgw" if (run / "best.bgw").exists() else run / "network.bgw"
+def ship(run: Path, which: str = "best") -> None:
+    """Copy one of the run's networks (``which``: the best screened, else the latest; the
+    average; the latest) into the package and record its checksum in network.py
+    (contact.bgw and SHIPPED_SHA256, or race.bgw and SHIPPED_RACE_SHA256)."""
+    source = run / {"best": "best.bgw", "average": "average.bgw", "latest": "network.bgw"}[which]
+    if which == "best" and not source.exists():
+        source = run / "network.bgw"
+    if not source.exists():
+        sys.exit(f"{source} does not exist: nothing to ship")
     weights = WeightsFile.read(source)
     SHIP_DIR.mkdir(exist_ok=True)
     name, constant = (("contact.bgw", "SHIPPED_SHA256") if weights.phase == "contact"
@@ -531,6 +572,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--smooth", type=float, default=0.0,
                         help="label smoothing: this share of each target spread over the "
                              "outcomes still possible")
+    parser.add_argument("--average-from", type=int, default=0,
+                        help="from this iteration on, keep the running mean of the weights after "
+                             "each iteration (average.bgw; screened instead of the latest); 0: off")
     parser.add_argument("--start", choices=("linear", "random"), default="linear",
                         help="who plays the first iteration's games")
     parser.add_argument("--init", type=Path, default=None,
@@ -558,6 +602,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="race runs: the contact network that plays the contact phase")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="processes for self-play")
+    parser.add_argument("--ship-which", choices=("best", "average", "latest"), default="best",
+                        help="with --ship: the best screened network, the average, or the latest")
     parser.add_argument("--ship", action="store_true",
                         help="copy the run's network into the package and stop")
     args = parser.parse_args(argv)
@@ -565,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--contact goes with --phase race, and --phase race needs it")
     run: Path = args.run
     if args.ship:
-        ship(run)
+        ship(run, args.ship_which)
         return
     run.mkdir(parents=True, exist_ok=True)
     model: Model | None = None
@@ -591,6 +637,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             model.m = [np.zeros_like(p) for p in model.params]
             model.v = [np.zeros_like(p) for p in model.params]
             model.t = 0
+            model.average, model.averaged = None, 0
     context = multiprocessing.get_context("fork")
     with context.Pool(args.workers) if args.workers > 1 else _NoPool() as pool:
         while state["iteration"] < args.iterations:

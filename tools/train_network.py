@@ -534,6 +534,11 @@ def ship(run: Path, which: str = "best") -> None:
     source = run / {"best": "best.bgw", "average": "average.bgw", "latest": "network.bgw"}[which]
     if which == "best" and not source.exists():
         source = run / "network.bgw"
+    if not source.exists() and which != "best" and (run / "checkpoint.npz").exists():
+        # weights files are not committed (training/.gitignore): write them again from the
+        # checkpoint, which holds the latest weights and their average
+        state = json.loads((run / "state.json").read_text())
+        _save(run, Model.from_state(np.load(run / "checkpoint.npz")), state)
     if not source.exists():
         sys.exit(f"{source} does not exist: nothing to ship")
     weights = WeightsFile.read(source)

@@ -69,9 +69,9 @@ from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS  # noqa: E402
 N_OUT = len(OUTCOMES)
 SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
+"""Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0}
 """Options added since runs were started, with the value a run started without them had."""
-"""Games per generation job (the unit of seeding; independent of --workers)."""
 
 
 # ------------------------------------------------------------------------- self-play data
@@ -264,8 +264,8 @@ class Model:
              weight_decay: float = 0.0, output_decay: float = 0.0) -> float:
         """One Adam step on a batch; returns its mean cross-entropy. ``weight_decay``:
         decoupled decay of every weight matrix; ``output_decay``: more of it on the output
-        layer's (whose rarely allowed backgammon logits Adam otherwise lets grow without
-        bound)."""
+        layer's weights (it shrinks quickly what a network trained before the masked-logit fix
+        grew there)."""
         p, acts = self.forward(x, allowed)
         n = len(x)
         loss = float(-(target * np.log(np.maximum(p, 1e-12))).sum() / n)

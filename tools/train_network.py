@@ -70,7 +70,8 @@ N_OUT = len(OUTCOMES)
 SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
-CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0}
+CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
+                                   "init_which": "latest"}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -407,6 +408,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "start": args.start, "noise": args.noise, "oneply": args.oneply,
         "init": str(args.init) if args.init else None,
         "init_sha256": hashlib.sha256(args.init.read_bytes()).hexdigest() if args.init else None,
+        "init_which": args.init_which,
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
         "output_decay": args.output_decay, "smooth": args.smooth,
@@ -585,6 +587,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--init", type=Path, default=None,
                         help="start from another run's checkpoint.npz (its weights; a fresh "
                              "optimiser) instead of --start")
+    parser.add_argument("--init-which", choices=("latest", "average"), default="latest",
+                        help="with --init: that run's latest weights, or its running average "
+                             "(what it shipped with --ship-which average)")
     parser.add_argument("--noise", type=float, default=0.0,
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
@@ -636,6 +641,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                  "history": []}
         if args.init:
             model = Model.from_state(np.load(args.init))
+            if args.init_which == "average":
+                if model.average is None:
+                    sys.exit(f"{args.init} keeps no average (its run had no --average-from)")
+                model.params = [mean.astype(np.float32) for mean in model.average]
             if list(model.hidden) != list(args.hidden):
                 sys.exit(f"{args.init} has hidden layers {list(model.hidden)}, not --hidden "
                          f"{','.join(map(str, args.hidden))}")

@@ -1,0 +1,185 @@
+"""Chequer-play error on a fixed set of positions judged once by gnubg at 2-ply (paired figures).
+
+`bgbot analyze` over 16 matches measures what the issue asks for, but two settings play
+different matches, and a few big errors decide the figure: its spread between runs is
++-1 mEMG and more. This study fixes the positions instead. ``build`` plays cubeless money
+games (``--player`` against ``gnubg:plies=0``, logged as .mat), has gnubg analyse every move
+at 2-ply in its embedded Python (``gnubg -t -q -p``) and keeps each decision with an equity
+for every legal play (gnubg evaluates each one; those outside its move filter at a lower
+depth). ``score`` asks each agent for its play in every position and prints its mean error
+(gnubg's best equity minus the equity of the play chosen), by contact and race, and the paired
+difference from the first agent with a 95 % interval: the same positions, so the interval is
+a fraction of the unpaired one. Any agent spec works, gnubg's own 0-ply included (the yardstick
+in the same run). Cubeless money equities, so the figures are not the match analysis's mEMG.
+
+    python bench/chequer_judge.py build --games 100 --seed 99 --out judged.json
+    python bench/chequer_judge.py score judged.json heuristic:plies=1 \
+        heuristic:plies=1,weights=training/RUN/average.bgw gnubg:plies=0
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+GAMES_PER_FILE = 100
+"""Games per money session: bgbot splits longer sessions into part files, and gnubg's
+``match()`` refuses a part that does not start at game 1."""
+
+GNUBG_SCRIPT = r'''
+import gnubg, json, os
+gnubg.command("set cube use off")
+gnubg.command("set analysis chequerplay evaluation plies 2")
+gnubg.command("set analysis cubedecision evaluation plies 0")
+gnubg.command("import mat " + os.environ["JUDGE_MAT"])
+gnubg.command("analyse match")
+rows = []
+for game in gnubg.match(analysis=1, boards=1)["games"]:
+    for action in game["game"]:
+        moves = action.get("analysis", {}).get("moves", [])
+        if action.get("action") == "move" and len(moves) > 1:
+            rows.append({"board": action["board"], "dice": list(action["dice"]),
+                         "plays": [[m["move"], m["score"]] for m in moves]})
+with open(os.environ["JUDGE_OUT"], "w") as out:
+    json.dump(rows, out)
+'''
+
+
+def build(args: argparse.Namespace) -> None:
+    """Play the games, have gnubg judge every decision, write the set."""
+    from bgbot.engines.gnubg import find_gnubg
+
+    gnubg = find_gnubg(None)
+    if gnubg is None:
+        sys.exit("gnubg is not installed (apt-get install -y gnubg): it is the judge")
+    work = Path(tempfile.mkdtemp(prefix="judge-"))
+    script = work / "dump.py"
+    script.write_text(GNUBG_SCRIPT)
+    files = (args.games + GAMES_PER_FILE - 1) // GAMES_PER_FILE
+    jobs: list[tuple[Path, Path]] = []
+    for k in range(files):
+        games = min(GAMES_PER_FILE, args.games - k * GAMES_PER_FILE)
+        out = work / f"session{k}"
+        subprocess.run([sys.executable, "-m", "bgbot", "play", args.player, "gnubg:plies=0",
+                        "--money", "--cubeless", "--games", str(games),
+                        "--seed", str(args.seed + k), "--out", str(out), "--quiet"], check=True)
+        (mat,) = out.glob("*.mat")
+        plain = work / f"session{k}.mat"  # a plain name for gnubg's command parser
+        mat.rename(plain)
+        jobs.append((plain, work / f"session{k}.json"))
+        print(f"played {games} games ({plain.name})", file=sys.stderr)
+    running: list[subprocess.Popen[bytes]] = []
+    for k, (mat, rows) in enumerate(jobs):  # gnubg is single-threaded: one per core
+        env = {**os.environ, "JUDGE_MAT": str(mat), "JUDGE_OUT": str(rows)}
+        running.append(subprocess.Popen([str(gnubg), "-t", "-q", "-p", str(script)], env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        if len(running) == args.jobs or k == len(jobs) - 1:
+            for process in running:
+                _, err = process.communicate()
+                if process.returncode:
+                    sys.exit(f"gnubg failed to analyse: {err.decode()[-500:]}")
+            running = []
+            print(f"judged {k + 1} of {len(jobs)} sessions at 2-ply", file=sys.stderr)
+    decisions = [row for _, rows in jobs for row in json.loads(rows.read_text())]
+    judged = {"player": args.player, "games": args.games, "seed": args.seed,
+              "judge": "gnubg 2-ply, cubeless money", "decisions": decisions}
+    args.out.write_text(json.dumps(judged))
+    print(f"{len(decisions)} decisions with a choice -> {args.out}")
+
+
+def _chosen_errors(spec: str, decisions: list[dict[str, Any]]) -> list[tuple[float, bool]]:
+    """(error, contact?) of the agent's play in each decision."""
+    from bgbot.agents.spec import create_agent
+    from bgbot.core.context import Context
+    from bgbot.core.position import Position
+    from bgbot.core.rules import Rules
+    from bgbot.engines import gnubg, ubgi  # noqa: F401  (they register their agents)
+
+    context = Context(rules=Rules(cube=False))
+
+    async def run() -> list[tuple[float, bool]]:
+        agent = create_agent(spec)
+        await agent.start()
+        try:
+            out = []
+            for row in decisions:
+                position = Position.from_position_id(row["board"])
+                equities: dict[Position, float] = {}
+                for steps, equity in row["plays"]:
+                    equities.setdefault(position.apply([tuple(s) for s in steps]), equity)
+                play = await agent.choose_play(position, tuple(row["dice"]), context)
+                chosen = equities.get(position.apply(play))
+                if chosen is None:
+                    raise SystemExit(f"{spec} played {play} in {row['board']} {row['dice']}: "
+                                     "not a play gnubg listed")
+                out.append((max(equities.values()) - chosen, position.is_contact()))
+            return out
+        finally:
+            await agent.close()
+
+    return asyncio.run(run())
+
+
+def _mean_ci(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return mean, 1.96 * sd / math.sqrt(n)
+
+
+def score(args: argparse.Namespace) -> None:
+    """Each agent's error on the set, and its paired difference from the first agent's."""
+    judged = json.loads(args.set.read_text())
+    decisions = judged["decisions"]
+    print(f"{len(decisions)} decisions from {judged['games']} games of {judged['player']} vs "
+          f"gnubg:plies=0 (seed {judged['seed']}), judged by {judged['judge']}; "
+          "error in milli-points per decision")
+    print(f"{'agent':58} {'error':>14} {'contact':>8} {'race':>6} {'vs first':>15}")
+    first: list[float] | None = None
+    for spec in args.agents:
+        rows = _chosen_errors(spec, decisions)
+        errors = [e for e, _ in rows]
+        mean, ci = _mean_ci(errors)
+        contact = [e for e, c in rows if c]
+        race = [e for e, c in rows if not c]
+        paired = ""
+        if first is None:
+            first = errors
+        else:
+            d_mean, d_ci = _mean_ci([e - f for e, f in zip(errors, first)])
+            paired = f"{1000 * d_mean:+.2f} ± {1000 * d_ci:.2f}"
+        print(f"{spec:58} {1000 * mean:6.2f} ± {1000 * ci:4.2f} "
+              f"{1000 * sum(contact) / max(1, len(contact)):8.2f} "
+              f"{1000 * sum(race) / max(1, len(race)):6.2f} {paired:>15}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="play the games and have gnubg judge every decision")
+    b.add_argument("--games", type=int, default=100)
+    b.add_argument("--seed", type=int, default=99)
+    b.add_argument("--player", default="heuristic:plies=1",
+                   help="who plays against gnubg:plies=0 to make the positions")
+    b.add_argument("--jobs", type=int, default=2, help="gnubg processes at once")
+    b.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("score", help="each agent's error on a built set")
+    s.add_argument("set", type=Path)
+    s.add_argument("agents", nargs="+", help="agent specs; the first is the paired baseline")
+    args = parser.parse_args()
+    build(args) if args.command == "build" else score(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgbot.players import _contact  # type: ignore[attr-defined]  # noqa: E402
+from bgbot.players import _contact  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
 from bgbot.players.network import (  # noqa: E402
     N_INPUTS,
@@ -363,7 +363,7 @@ def _save(run: Path, model: Model, state: dict[str, Any], best: bool = False) ->
     their average: ``average.bgw``; with ``best``: what was screened, as the best so far,
     ``best.bgw``), each replaced atomically."""
     temporary = run / "checkpoint.tmp.npz"
-    np.savez(temporary, **model.state())
+    np.savez(temporary, **model.state())  # type: ignore[arg-type]  # numpy's stub: keywords
     temporary.replace(run / "checkpoint.npz")
     network = WeightsFile.from_arrays(model.export(), provenance=_provenance(state),
                                       phase=state["config"]["phase"])
@@ -496,10 +496,11 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     result: dict[str, Any] = {}
     if pairs and iteration % config["screen_every"] == 0:
         per = (pairs + workers - 1) // workers
-        jobs = [(screen_blob, hidden, contact, chunk_seed(config["seed"], iteration, 10_000 + k),
-                 min(per, pairs - k * per)) for k in range(workers) if pairs - k * per > 0]
+        screens = [(screen_blob, hidden, contact,
+                    chunk_seed(config["seed"], iteration, 10_000 + k), min(per, pairs - k * per))
+                   for k in range(workers) if pairs - k * per > 0]
         points = np.concatenate([np.array(p) for p in (
-            pool.map(_screen, jobs) if workers > 1 else [_screen(j) for j in jobs])])
+            pool.map(_screen, screens) if workers > 1 else [_screen(j) for j in screens])])
         by_pair = points.reshape(-1, 2).mean(axis=1)
         result = {"ppg": float(points.mean()),
                   "se": float(by_pair.std(ddof=1) / np.sqrt(len(by_pair))),

@@ -126,3 +126,27 @@ def test_a_masked_outcome_gets_no_gradient() -> None:
     model.step(x, allowed, target, lr=1e-2)
     assert np.array_equal(model.params[-2][:, 2], before[-2][:, 2])
     assert model.params[-1][2] == before[-1][2]
+
+
+def test_a_widened_network_keeps_its_function() -> None:
+    """Net2Net widening (``--hidden`` wider than the ``--init`` network): the copies of a unit
+    share its output weights, so the chances hardly move (only the copies' small noise)."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(4)
+    mu = rng.standard_normal(train_network.N_INPUTS).astype(np.float32)
+    sd = (1.0 + rng.random(train_network.N_INPUTS)).astype(np.float32)
+    model = train_network.Model.new([16], mu, sd, seed=2)
+    model.params[-2] *= 30.0  # outputs far from uniform, so a change would show
+    wide = model.widened(40, seed=7)
+    assert wide.hidden == (40,)
+    x = (mu + sd * rng.standard_normal((64, train_network.N_INPUTS))).astype(np.float32)
+    allowed = np.ones((64, train_network.N_OUT), bool)
+    before, _ = model.forward(x, allowed)
+    after, _ = wide.forward(x, allowed)
+    assert np.abs(after - before).max() < 0.02
+    new_units, old_units = wide.params[0][:, 16:].T, model.params[0].T
+    assert not any(np.array_equal(a, b) for a in new_units for b in old_units)  # they can part
+    with pytest.raises(ValueError, match="widen"):
+        model.widened(8, seed=7)

@@ -239,6 +239,25 @@ class Model:
             params.append(np.zeros(b, dtype=np.float32))
         return cls(params, mu, sd)
 
+    def widened(self, width: int, seed: int) -> Model:
+        """The same function with a one-hidden-layer network ``width`` wide (Net2Net): each
+        new unit copies an old one's input weights (with a little noise, so the copies can
+        part) and the copies share that unit's output weights."""
+        if len(self.params) != 4:
+            raise ValueError("only a network with one hidden layer can be widened")
+        w1, b1, w2, b2 = self.params
+        old = w1.shape[1]
+        if width < old:
+            raise ValueError(f"cannot widen {old} hidden units to {width}")
+        rng = np.random.default_rng([seed, 0x71DE])
+        source = np.concatenate([np.arange(old), rng.choice(old, width - old, replace=True)])
+        copies = np.bincount(source, minlength=old).astype(np.float32)
+        noise = rng.standard_normal((w1.shape[0], width)).astype(np.float32)
+        new_w1 = w1[:, source] + 0.01 * w1.std() * noise * (np.arange(width) >= old)
+        new_w2 = w2[source] / copies[source][:, None]
+        return Model([new_w1.astype(np.float32), b1[source].copy(),
+                      new_w2.astype(np.float32), b2.copy()], self.mu, self.sd)
+
     @property
     def hidden(self) -> tuple[int, ...]:
         return tuple(int(w.shape[1]) for w in self.params[0:-2:2])
@@ -590,7 +609,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "optimiser) instead of --start")
     parser.add_argument("--init-which", choices=("latest", "average"), default="latest",
                         help="with --init: that run's latest weights, or its running average "
-                             "(what it shipped with --ship-which average)")
+                             "(what it shipped with --ship-which average); a --hidden wider "
+                             "than its one hidden layer widens it, keeping its function")
     parser.add_argument("--noise", type=float, default=0.0,
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
@@ -646,6 +666,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 if model.average is None:
                     sys.exit(f"{args.init} keeps no average (its run had no --average-from)")
                 model.params = [mean.astype(np.float32) for mean in model.average]
+            if len(args.hidden) == 1 and len(model.hidden) == 1 and args.hidden[0] > model.hidden[0]:
+                model = model.widened(args.hidden[0], args.seed)  # more units, same function
             if list(model.hidden) != list(args.hidden):
                 sys.exit(f"{args.init} has hidden layers {list(model.hidden)}, not --hidden "
                          f"{','.join(map(str, args.hidden))}")

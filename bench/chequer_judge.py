@@ -32,9 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-GAMES_PER_FILE = 100
-"""Games per money session: bgbot splits longer sessions into part files, and gnubg's
-``match()`` refuses a part that does not start at game 1."""
+from bgbot.referee.matlog import GAMES_PER_FILE  # noqa: E402  (bgbot play's part files)
+
+# Money sessions are played GAMES_PER_FILE games at a time: a longer one is logged in part
+# files, and gnubg's match() refuses a part that does not start at game 1.
 
 GNUBG_SCRIPT = r'''
 import gnubg, json, os
@@ -70,7 +71,7 @@ def build(args: argparse.Namespace) -> None:
     for k in range(files):
         games = min(GAMES_PER_FILE, args.games - k * GAMES_PER_FILE)
         out = work / f"session{k}"
-        subprocess.run([sys.executable, "-m", "bgbot", "play", args.player, "gnubg:plies=0",
+        subprocess.run([sys.executable, "-m", "bgbot.cli", "play", args.player, "gnubg:plies=0",
                         "--money", "--cubeless", "--games", str(games),
                         "--seed", str(args.seed + k), "--out", str(out), "--quiet"], check=True)
         (mat,) = out.glob("*.mat")

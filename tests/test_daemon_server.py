@@ -27,6 +27,8 @@ import msgpack
 import pytest
 import zmq
 
+from bgbot.agents.players import SERVING_AGENT
+from bgbot.agents.spec import parse_agent_spec
 from bgbot.core.position import Position
 from bgbot.daemon.client import DaemonError
 from bgbot.daemon.protocol import REQUEST_TYPES, ErrorCode
@@ -103,7 +105,10 @@ def test_choose_play_is_legal_and_the_players_choice(shared_daemon: Daemon, posi
     legal = {after.position_id(): play for play, after in position.play_results(dice)}
     assert reply["after"] in legal
     assert reply["play"] == str(legal[reply["after"]])
-    chosen = HeuristicPlayer(plies=1).choose_play(position, dice, Context())  # SERVING_AGENT
+    serving = parse_agent_spec(SERVING_AGENT)
+    assert serving.name == "heuristic"
+    chosen = HeuristicPlayer(plies=int(serving.options.get("plies", 0))).choose_play(
+        position, dice, Context())
     assert reply["after"] == position.apply(chosen).position_id()
 
 

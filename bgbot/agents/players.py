@@ -15,13 +15,14 @@ from .base import Agent, PlayerAgent
 from .spec import AgentSpec, Options, register_agent
 
 
-SERVING_AGENT = "heuristic:plies=1"
+SERVING_AGENT = "heuristic:plies=2"
 """The agent that plays for bgbot where others wait on it: the daemon's decisions that name no
 agent, its online-server accounts and its gnubg external player, and the ``bgbot fibs``,
-``bgbot bgammon`` and ``bgbot gnubg-player`` commands. Chosen by ``python bench/protocol.py
---agent SPEC --window 4`` on two cores (4 decisions in flight, as 4 matches would ask them):
-1-ply p99 0.10 s; 2-ply p99 0.88 s, inside the 1 s limit by little, and not yet measured
-stronger than 1-ply (+0.056 +- 0.086 ppg over 700 games); the figures are in the README."""
+``bgbot bgammon`` and ``bgbot gnubg-player`` commands: the strongest setting whose decisions
+keep p99 under 1 s with 4 matches in flight on two cores (``python bench/protocol.py --agent
+SPEC --window 4``: 2-ply p50 67 ms, p99 0.59 s). 2-ply errs 2.0 +- 0.55 milli-points less per
+chequer decision than 1-ply on gnubg-judged positions (``bench/chequer_judge.py``) and gains
++0.050 +- 0.070 ppg over it in 1,000 games; the figures are in the README."""
 
 
 def _seed(opts: Options, seed: int) -> int:

@@ -655,6 +655,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             sys.exit(f"{run} was started with other settings ({', '.join(changed)}): use the "
                      "same ones to resume, or another --run")
         if state["iteration"]:
+            if not (run / "checkpoint.npz").exists():
+                sys.exit(f"{run} has done {state['iteration']} iterations but keeps no "
+                         "checkpoint.npz (a run kept as a record): run the same options "
+                         "with another --run to do it again")
             model = Model.from_state(np.load(run / "checkpoint.npz"))
         _log(run, f"resuming {run} after iteration {state['iteration']}")
     else:

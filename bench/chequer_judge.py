@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.referee.matlog import GAMES_PER_FILE  # noqa: E402  (bgbot play's part files)
 
-# Money sessions are played GAMES_PER_FILE games at a time: a longer one is logged in part
-# files, and gnubg's match() refuses a part that does not start at game 1.
+# Money sessions are played at most GAMES_PER_FILE games at a time: a longer one is logged in
+# part files, and gnubg's match() refuses a part that does not start at game 1.
 
 GNUBG_SCRIPT = r'''
 import gnubg, json, os
@@ -66,10 +66,12 @@ def build(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="judge-"))
     script = work / "dump.py"
     script.write_text(GNUBG_SCRIPT)
-    files = (args.games + GAMES_PER_FILE - 1) // GAMES_PER_FILE
+    # at least one session per gnubg process, each within one .mat file
+    per_file = min(GAMES_PER_FILE, max(1, -(-args.games // args.jobs)))
+    files = -(-args.games // per_file)
     jobs: list[tuple[Path, Path]] = []
     for k in range(files):
-        games = min(GAMES_PER_FILE, args.games - k * GAMES_PER_FILE)
+        games = min(per_file, args.games - k * per_file)
         out = work / f"session{k}"
         subprocess.run([sys.executable, "-m", "bgbot.cli", "play", args.player, "gnubg:plies=0",
                         "--money", "--cubeless", "--games", str(games),

@@ -36,4 +36,4 @@ def test_a_judged_set_scores_the_players_it_should(tmp_path: Path) -> None:
     rows = {line.split()[0]: line.split() for line in scored.stdout.splitlines()[2:]}
     heuristic, random_player = float(rows["heuristic"][1]), float(rows["random:seed=1"][1])
     assert 0.0 <= heuristic < random_player  # an error is never negative; random is worst
-    assert float(rows["random:seed=1"][5]) > 0  # the paired difference from the first agent
+    assert float(rows["random:seed=1"][6]) > 0  # the paired difference from the first agent

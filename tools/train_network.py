@@ -584,7 +584,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="iterations to reach in all (resumes after the last one done)")
     parser.add_argument("--games", type=int, default=20000, help="self-play games per iteration")
     parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],
-                        default=[128], help="hidden layer widths, e.g. 128 or 128,64")
+                        default=[128], help="hidden layer widths, e.g. 128 or 128,64; with "
+                        "--init, one width above its one hidden layer's widens that network "
+                        "(Net2Net: the same play to start from)")
     parser.add_argument("--lam", type=float, default=0.7, help="λ of the λ-returns")
     parser.add_argument("--epochs", type=int, default=2, help="passes over each iteration's data")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam step size")
@@ -609,8 +611,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "optimiser) instead of --start")
     parser.add_argument("--init-which", choices=("latest", "average"), default="latest",
                         help="with --init: that run's latest weights, or its running average "
-                             "(what it shipped with --ship-which average); a --hidden wider "
-                             "than its one hidden layer widens it, keeping its function")
+                             "(what it shipped with --ship-which average)")
     parser.add_argument("--noise", type=float, default=0.0,
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,

@@ -20,7 +20,7 @@ SERVING_AGENT = "heuristic:plies=2"
 agent, its online-server accounts and its gnubg external player, and the ``bgbot fibs``,
 ``bgbot bgammon`` and ``bgbot gnubg-player`` commands: the strongest setting whose decisions
 keep p99 under 1 s with 4 matches in flight on two cores (``python bench/protocol.py --agent
-SPEC --window 4``: 2-ply p50 67 ms, p99 0.59 s). 2-ply errs 2.0 +- 0.55 milli-points less per
+SPEC --window 4``: 2-ply p50 67 ms, p99 0.59 s). 2-ply errs 2.2 +- 0.6 milli-points less per
 chequer decision than 1-ply on gnubg-judged positions (``bench/chequer_judge.py``) and gains
 +0.050 +- 0.070 ppg over it in 1,000 games; the figures are in the README."""
 

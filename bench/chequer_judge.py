@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -58,7 +57,7 @@ with open(os.environ["JUDGE_OUT"], "w") as out:
 
 def build(args: argparse.Namespace) -> None:
     """Play the games, have gnubg judge every decision, write the set."""
-    from bgbot.engines.gnubg import find_gnubg
+    from bgbot.engines.gnubg import find_gnubg, gnubg_command, gnubg_environment
 
     gnubg = find_gnubg(None)
     if gnubg is None:
@@ -83,8 +82,10 @@ def build(args: argparse.Namespace) -> None:
         print(f"played {games} games ({plain.name})", file=sys.stderr)
     running: list[subprocess.Popen[bytes]] = []
     for k, (mat, rows) in enumerate(jobs):  # gnubg is single-threaded: one per core
-        env = {**os.environ, "JUDGE_MAT": str(mat), "JUDGE_OUT": str(rows)}
-        running.append(subprocess.Popen([str(gnubg), "-t", "-q", "-p", str(script)], env=env,
+        # as bgbot runs gnubg everywhere: no rc files, C locale, a private home and prefs
+        env = {**gnubg_environment(str(work)), "JUDGE_MAT": str(mat), "JUDGE_OUT": str(rows)}
+        running.append(subprocess.Popen([*gnubg_command(gnubg, str(work)), "-p", str(script)],
+                                        env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         if len(running) == args.jobs or k == len(jobs) - 1:
             for process in running:

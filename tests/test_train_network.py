@@ -150,3 +150,26 @@ def test_a_widened_network_keeps_its_function() -> None:
     assert not any(np.array_equal(a, b) for a in new_units for b in old_units)  # they can part
     with pytest.raises(ValueError, match="widen"):
         model.widened(8, seed=7)
+
+
+def test_two_ply_labels_are_the_two_ply_players_values_seen_from_the_side_on_roll() -> None:
+    """``--label-plies 2``: a board (the side on roll first) is the position just after the
+    other side's move; its label is that move's 2-ply value (`_two_ply_python`, the definition
+    of the C kernel), seen from the side on roll."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    from bgbot.core.position import Position
+    from bgbot.players.heuristic import TWO_PLY_REPLIES, HeuristicPlayer
+
+    on_roll = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0]
+    other = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0]
+    boards = bytes(on_roll + other) + bytes(other + on_roll)
+    labels = train_network.look_ahead(train_network._NoPool(), 1, None, (), None, boards, 2)
+    player = HeuristicPlayer(plies=2, evaluator=train_network._race_evaluator())
+    for k, (a, b) in enumerate([(on_roll, other), (other, on_roll)]):
+        after = Position(opponent=a, mover=b)  # b has just moved, a is to roll
+        theirs = player._two_ply_python(after, *TWO_PLY_REPLIES)
+        assert np.allclose(labels[k], theirs.flipped(), atol=1e-9), k
+    one_ply = train_network.look_ahead(train_network._NoPool(), 1, None, (), None, boards, 1)
+    assert not np.allclose(labels, one_ply)  # a deeper look, not the 1-ply one again

@@ -15,7 +15,8 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    ``--oneply-only`` only those positions are fitted (look-ahead distilled into the network);
    with ``--alternatives K`` the runners-up of each move (positions the play never visits,
    where candidates are ranked) are fitted too, a fraction ``--alt-fraction`` of them,
-   labelled by their 1-ply value;
+   labelled by their 1-ply value; ``--label-plies 2`` makes both look-ahead labels 2-ply
+   (each roll's 0-ply play valued at 1-ply, as the 2-ply player looks: ~25 ms a position);
 3. fits the network to those labels (cross-entropy over the six outcomes, Adam, ``--epochs``
    passes over the iteration's data; weights carried over from the previous iteration);
 4. screens it against pubeval (``--screen`` mirrored pairs, in C) and writes a checkpoint;
@@ -59,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 from bgbot.players import _contact  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
+from bgbot.players.heuristic import TWO_PLY_REPLIES  # noqa: E402
 from bgbot.players.network import (  # noqa: E402
     N_INPUTS,
     OUTCOMES,
@@ -71,7 +73,7 @@ SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
-                                   "init_which": "latest"}
+                                   "init_which": "latest", "label_plies": 1}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -122,6 +124,32 @@ def _roll_averages(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) ->
     values: bytes = _contact.roll_averages(_policy(blob, hidden, contact), race._race_sides,
                                            boards)
     return values
+
+
+def _two_plies(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) -> bytes:
+    """The 2-ply labels of boards (the side on roll first): each board is the position just
+    after the other side's move, so `two_ply` from that side (every roll of the side on roll
+    played at 0-ply, then looked at one ply deeper), seen from the side on roll."""
+    blob, hidden, contact, boards = job
+    race = _race_evaluator()
+    policy = _policy(blob, hidden, contact)
+    keep, threshold = TWO_PLY_REPLIES
+    sides = np.frombuffer(boards, dtype=np.uint8).reshape(-1, 2, 25)
+    theirs = np.array([policy.two_ply(s[1].tolist(), s[0].tolist(), race._race_sides, keep,
+                                      threshold) for s in sides], dtype=np.float64)
+    result: bytes = flip_chances(theirs.reshape(-1, 5)).tobytes()
+    return result
+
+
+def look_ahead(pool: Any, workers: int, blob: bytes | None, hidden: tuple[int, ...],
+               contact: Contact, boards: bytes, plies: int) -> np.ndarray:
+    """[n x 5] look-ahead values of boards (the side on roll's chances): ``plies`` 1 is
+    `roll_average`, 2 is `two_ply` of the move that led there (about 25 ms a board)."""
+    work, piece = (_roll_averages, 2000) if plies == 1 else (_two_plies, 250)
+    n = len(boards) // 50
+    jobs = [(blob, hidden, contact, boards[50 * s:50 * (s + piece)]) for s in range(0, n, piece)]
+    done = pool.map(work, jobs) if workers > 1 else [work(j) for j in jobs]
+    return np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
 
 
 def _screen(job: tuple[bytes, tuple[int, ...], Contact, int, int]) -> list[int]:
@@ -433,6 +461,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "output_decay": args.output_decay, "smooth": args.smooth,
         "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
+        "label_plies": args.label_plies,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
@@ -467,26 +496,22 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     if config["oneply"] > 0:
         picked = np.sort(rng.choice(len(ends), int(config["oneply"] * len(ends)), replace=False))
         picked_boards = b"".join(boards[50 * i:50 * i + 50] for i in picked)
-        pieces = [picked_boards[50 * s:50 * (s + 2000)] for s in range(0, len(picked), 2000)]
-        jobs = [(blob, policy_hidden, contact, piece) for piece in pieces]
-        done = pool.map(_roll_averages, jobs) if workers > 1 else [_roll_averages(j) for j in jobs]
-        oneply = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
+        oneply = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
+                            config["label_plies"])
         mix = config["oneply_mix"]
         targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
         if config["oneply_only"]:  # train on the looked-ahead positions alone
             targets, x, allowed = targets[picked], x[picked], allowed[picked]
     if config["alternatives"]:
-        # the runners-up of the moves, labelled by their own 1-ply look-ahead: where the
+        # the runners-up of the moves, labelled by their own look-ahead: where the
         # network must rank candidates that its play never visits
         alt_boards = b"".join(p[3] for p in parts)
         n_alt = len(alt_boards) // 50
         chosen = np.sort(rng.choice(n_alt, min(n_alt, int(config["alt_fraction"] * n_alt)),
                                     replace=False))
         picked_boards = b"".join(alt_boards[50 * i:50 * i + 50] for i in chosen)
-        pieces = [picked_boards[50 * s:50 * (s + 2000)] for s in range(0, len(chosen), 2000)]
-        jobs = [(blob, policy_hidden, contact, piece) for piece in pieces]
-        done = pool.map(_roll_averages, jobs) if workers > 1 else [_roll_averages(j) for j in jobs]
-        alt_targets = np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
+        alt_targets = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
+                                 config["label_plies"])
         alt_x, alt_allowed = encode(picked_boards)
         targets = np.concatenate([targets, alt_targets])
         x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
@@ -615,15 +640,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--noise", type=float, default=0.0,
                         help="exploration noise on the equities of self-play moves")
     parser.add_argument("--oneply", type=float, default=0.0,
-                        help="fraction of positions labelled with the 1-ply look-ahead too")
+                        help="fraction of positions labelled with the look-ahead too")
     parser.add_argument("--alternatives", type=int, default=0,
                         help="record up to K runners-up of each self-play move ...")
     parser.add_argument("--alt-fraction", type=float, default=0.1,
-                        help="... and fit this fraction of them, labelled by their 1-ply value")
+                        help="... and fit this fraction of them, labelled by their look-ahead")
     parser.add_argument("--oneply-only", action="store_true",
                         help="fit only the positions labelled with the look-ahead")
     parser.add_argument("--oneply-mix", type=float, default=0.5,
-                        help="weight of the 1-ply value in those labels")
+                        help="weight of the look-ahead value in those labels")
+    parser.add_argument("--label-plies", type=int, choices=(1, 2), default=1,
+                        help="depth of the look-ahead labels (--oneply, --alternatives): 1, the "
+                             "position's 21 rolls each played at 0-ply; 2, each of those plays "
+                             "valued one ply deeper (as the 2-ply player looks; ~25 ms a "
+                             "position, so label a few tens of thousands an iteration)")
     parser.add_argument("--screen", type=int, default=2000,
                         help="mirrored pairs against pubeval after each iteration (0: none)")
     parser.add_argument("--screen-every", type=int, default=1,

@@ -173,3 +173,27 @@ def test_two_ply_labels_are_the_two_ply_players_values_seen_from_the_side_on_rol
         assert np.allclose(labels[k], theirs.flipped(), atol=1e-9), k
     one_ply = train_network.look_ahead(train_network._NoPool(), 1, None, (), None, boards, 1)
     assert not np.allclose(labels, one_ply)  # a deeper look, not the 1-ply one again
+
+
+def test_searched_labels_choose_each_play_by_its_deeper_value() -> None:
+    """``--label-keep K``: each roll's play is the best at 1-ply of its K best at 0-ply, so with
+    K = 1 the label is the plain 2-ply one and with more it can only be higher."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    on_roll = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0]
+    other = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0]
+    boards = bytes(on_roll + other) + bytes(other + on_roll)
+
+    def labels(keep: int) -> np.ndarray:
+        return train_network.look_ahead(train_network._NoPool(), 1, None, (), None, boards, 2,
+                                        keep)
+
+    plain, one, three = labels(0), labels(1), labels(3)
+    assert np.allclose(one, plain, atol=1e-9)
+
+    def equity(c: np.ndarray) -> np.ndarray:
+        return 2 * c[:, 0] - 1 + c[:, 1] - c[:, 3] + c[:, 2] - c[:, 4]
+
+    assert (equity(three) >= equity(plain) - 1e-12).all()
+    assert (equity(three) > equity(plain) + 1e-6).any()

@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 from bgbot.players import _contact  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
+from bgbot.players.features import ROLLS  # noqa: E402
 from bgbot.players.heuristic import TWO_PLY_REPLIES  # noqa: E402
 from bgbot.players.network import (  # noqa: E402
     N_INPUTS,
@@ -73,7 +74,8 @@ SHIP_DIR = ROOT / "bgbot" / "players" / "data"
 CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
-                                   "init_which": "latest", "label_plies": 1}
+                                   "init_which": "latest", "label_plies": 1,
+                                   "label_keep": 0}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -141,12 +143,49 @@ def _two_plies(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) -> byt
     return result
 
 
+def _searched_values(job: tuple[bytes | None, tuple[int, ...], Contact, bytes, int]) -> bytes:
+    """The 2-ply labels of boards as the 1-ply player values them: over the side on roll's 21
+    rolls, his best ``keep`` plays by 0-ply looked at one ply deeper (`one_ply`) and the best of
+    them there taken. Unlike `_two_plies` the play is chosen by the value it is labelled with,
+    so a 0-ply misjudgement of the choice does not lower the label."""
+    blob, hidden, contact, boards, keep = job
+    race = _race_evaluator()
+    policy = _policy(blob, hidden, contact)
+    sides = np.frombuffer(boards, dtype=np.uint8).reshape(-1, 2, 25)
+    out = np.zeros((len(sides), 5))
+
+    def equity(c: Sequence[float]) -> float:
+        return 2.0 * c[0] - 1.0 + c[1] - c[3] + c[2] - c[4]
+
+    for k, board in enumerate(sides):
+        roller, other = board[0].tolist(), board[1].tolist()
+        for a, b, weight in ROLLS:
+            plays = policy.plays(roller, other, a, b, race._race_sides)
+            if not plays:  # he stands pat: the other side rolls
+                best = policy.one_ply(roller, other, race._race_sides)
+            else:
+                order = sorted(range(len(plays)), key=lambda i: -equity(plays[i][3]))[:keep]
+                deeper = [policy.one_ply(plays[i][1], plays[i][2], race._race_sides)
+                          for i in sorted(order)]
+                best = max(deeper, key=equity)
+            out[k] += weight * np.array(best)
+    result: bytes = (out / 36.0).tobytes()
+    return result
+
+
 def look_ahead(pool: Any, workers: int, blob: bytes | None, hidden: tuple[int, ...],
-               contact: Contact, boards: bytes, plies: int) -> np.ndarray:
+               contact: Contact, boards: bytes, plies: int, keep: int = 0) -> np.ndarray:
     """[n x 5] look-ahead values of boards (the side on roll's chances): ``plies`` 1 is
-    `roll_average`, 2 is `two_ply` of the move that led there (about 25 ms a board)."""
-    work, piece = (_roll_averages, 2000) if plies == 1 else (_two_plies, 250)
+    `roll_average`, 2 is `two_ply` of the move that led there (about 25 ms a board), or with
+    ``keep`` the 1-ply player's own value (`_searched_values`, about ``keep`` times that)."""
     n = len(boards) // 50
+    if plies == 2 and keep:
+        jobs_k = [(blob, hidden, contact, boards[50 * s:50 * (s + 100)], keep)
+                  for s in range(0, n, 100)]
+        found = (pool.map(_searched_values, jobs_k) if workers > 1
+                 else [_searched_values(j) for j in jobs_k])
+        return np.frombuffer(b"".join(found), dtype=np.float64).reshape(-1, 5)
+    work, piece = (_roll_averages, 2000) if plies == 1 else (_two_plies, 250)
     jobs = [(blob, hidden, contact, boards[50 * s:50 * (s + piece)]) for s in range(0, n, piece)]
     done = pool.map(work, jobs) if workers > 1 else [work(j) for j in jobs]
     return np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)
@@ -461,7 +500,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "output_decay": args.output_decay, "smooth": args.smooth,
         "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
-        "label_plies": args.label_plies,
+        "label_plies": args.label_plies, "label_keep": args.label_keep,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
@@ -497,7 +536,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         picked = np.sort(rng.choice(len(ends), int(config["oneply"] * len(ends)), replace=False))
         picked_boards = b"".join(boards[50 * i:50 * i + 50] for i in picked)
         oneply = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
-                            config["label_plies"])
+                            config["label_plies"], config["label_keep"])
         mix = config["oneply_mix"]
         targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
         if config["oneply_only"]:  # train on the looked-ahead positions alone
@@ -511,7 +550,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
                                     replace=False))
         picked_boards = b"".join(alt_boards[50 * i:50 * i + 50] for i in chosen)
         alt_targets = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
-                                 config["label_plies"])
+                                 config["label_plies"], config["label_keep"])
         alt_x, alt_allowed = encode(picked_boards)
         targets = np.concatenate([targets, alt_targets])
         x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
@@ -654,6 +693,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "position's 21 rolls each played at 0-ply; 2, each of those plays "
                              "valued one ply deeper (as the 2-ply player looks; ~25 ms a "
                              "position, so label a few tens of thousands an iteration)")
+    parser.add_argument("--label-keep", type=int, default=0,
+                        help="with --label-plies 2: choose each roll's play among its best K "
+                             "by 0-ply by their 1-ply values (the 1-ply player's own value of "
+                             "the position; about K times slower); 0: the 0-ply choice")
     parser.add_argument("--screen", type=int, default=2000,
                         help="mirrored pairs against pubeval after each iteration (0: none)")
     parser.add_argument("--screen-every", type=int, default=1,

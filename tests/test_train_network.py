@@ -197,3 +197,36 @@ def test_searched_labels_choose_each_play_by_its_deeper_value() -> None:
 
     assert (equity(three) >= equity(plain) - 1e-12).all()
     assert (equity(three) > equity(plain) + 1e-6).any()
+
+
+def test_the_anchor_decay_keeps_fine_tuning_near_the_network_it_started_from(
+        tmp_path: Path) -> None:
+    """``--anchor-decay``: each step also pulls every parameter towards the ``--init`` weights;
+    the anchor is part of the checkpoint, so a resumed run pulls towards the same point."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(8)
+    mu = np.zeros(train_network.N_INPUTS, np.float32)
+    sd = np.ones(train_network.N_INPUTS, np.float32)
+    x = rng.standard_normal((256, train_network.N_INPUTS)).astype(np.float32)
+    allowed = np.ones((256, train_network.N_OUT), bool)
+    target = rng.dirichlet(np.ones(train_network.N_OUT), 256).astype(np.float32)
+
+    def distance_after(anchor_decay: float) -> float:
+        model = train_network.Model.new([16], mu, sd, seed=3)
+        model.anchor = [p.copy() for p in model.params]
+        for _ in range(50):
+            model.step(x, allowed, target, 1e-2, anchor_decay=anchor_decay)
+        return float(sum(np.abs(p - a).sum() for p, a in zip(model.params, model.anchor)))
+
+    assert distance_after(20.0) < 0.5 * distance_after(0.0)
+    model = train_network.Model.new([16], mu, sd, seed=3)
+    model.anchor = [p + 1.0 for p in model.params]
+    np.savez(tmp_path / "c.npz", **model.state())
+    again = train_network.Model.from_state(np.load(tmp_path / "c.npz"))
+    assert again.anchor is not None
+    assert all(np.array_equal(a, b) for a, b in zip(again.anchor, model.anchor))
+    refused = subprocess.run([sys.executable, str(TOOL), "--run", str(tmp_path / "r"),
+                              "--anchor-decay", "5"], capture_output=True, text=True)
+    assert refused.returncode != 0 and "give --init" in refused.stderr

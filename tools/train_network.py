@@ -75,7 +75,7 @@ CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
                                    "init_which": "latest", "label_plies": 1,
-                                   "label_keep": 0}
+                                   "label_keep": 0, "anchor_decay": 0.0}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -285,6 +285,8 @@ class Model:
         self.average: list[np.ndarray] | None = None
         """The running mean of the weights after each iteration since ``--average-from``."""
         self.averaged = 0
+        self.anchor: list[np.ndarray] | None = None
+        """The weights ``--anchor-decay`` pulls towards (the ``--init`` network's)."""
 
     def fold_into_average(self) -> None:
         """Add the current weights to the running mean (stochastic weight averaging)."""
@@ -348,11 +350,13 @@ class Model:
         return p, acts
 
     def step(self, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, lr: float,
-             weight_decay: float = 0.0, output_decay: float = 0.0) -> float:
+             weight_decay: float = 0.0, output_decay: float = 0.0,
+             anchor_decay: float = 0.0) -> float:
         """One Adam step on a batch; returns its mean cross-entropy. ``weight_decay``:
         decoupled decay of every weight matrix; ``output_decay``: more of it on the output
         layer's weights (it shrinks quickly what a network trained before the masked-logit fix
-        grew there)."""
+        grew there); ``anchor_decay``: decoupled decay of every parameter towards `anchor`
+        (a proximal pull: fine-tuning keeps near the network it started from)."""
         p, acts = self.forward(x, allowed)
         n = len(x)
         loss = float(-(target * np.log(np.maximum(p, 1e-12))).sum() / n)
@@ -374,6 +378,9 @@ class Model:
             decay = weight_decay + (output_decay if i == len(self.params) - 2 else 0.0)
             if decay and i % 2 == 0:  # weight matrices, not biases
                 self.params[i] -= (lr * decay * self.params[i]).astype(np.float32)
+            if anchor_decay and self.anchor is not None:
+                self.params[i] -= (lr * anchor_decay * (self.params[i] - self.anchor[i])
+                                   ).astype(np.float32)
             self.m[i] = b1 * self.m[i] + (1 - b1) * g
             self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
             self.params[i] -= (lr * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + eps)
@@ -402,6 +409,9 @@ class Model:
             out["averaged"] = np.array(self.averaged)
             for i, mean in enumerate(self.average):
                 out[f"a{i}"] = mean
+        if self.anchor is not None:
+            for i, weights in enumerate(self.anchor):
+                out[f"anchor{i}"] = weights
         return out
 
     @classmethod
@@ -414,6 +424,8 @@ class Model:
         if "averaged" in state.files:
             model.averaged = int(state["averaged"])
             model.average = [state[f"a{i}"] for i in range(count)]
+        if "anchor0" in state.files:
+            model.anchor = [state[f"anchor{i}"] for i in range(count)]
         return model
 
 
@@ -426,7 +438,7 @@ def encode(boards: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, epochs: int,
         batch: int, lr: float, rng: np.random.Generator, weight_decay: float = 0.0,
-        output_decay: float = 0.0) -> float:
+        output_decay: float = 0.0, anchor_decay: float = 0.0) -> float:
     """``epochs`` passes of Adam over the data in shuffled batches; the last pass's loss."""
     n = len(x)
     loss = 0.0
@@ -436,7 +448,7 @@ def fit(model: Model, x: np.ndarray, allowed: np.ndarray, target: np.ndarray, ep
         for start in range(0, n, batch):
             index = order[start:start + batch]
             total += model.step(x[index], allowed[index], target[index], lr,
-                                weight_decay, output_decay) * len(index)
+                                weight_decay, output_decay, anchor_decay) * len(index)
         loss = total / n
     return loss
 
@@ -498,6 +510,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "oneply_mix": args.oneply_mix, "oneply_only": args.oneply_only, "screen": args.screen, "screen_every": args.screen_every,
         "phase": args.phase, "sd_floor": args.sd_floor, "weight_decay": args.weight_decay,
         "output_decay": args.output_decay, "smooth": args.smooth,
+        "anchor_decay": args.anchor_decay,
         "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "label_plies": args.label_plies, "label_keep": args.label_keep,
@@ -569,7 +582,7 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         model = Model.new(hidden, mu, sd, config["seed"])
     lr = config["lr"] * config["lr_decay"] ** (iteration - 1)
     loss = fit(model, x, allowed, target, config["epochs"], config["batch"], lr, rng,
-               config["weight_decay"], config["output_decay"])
+               config["weight_decay"], config["output_decay"], config["anchor_decay"])
     fitted = time.time()
     if config["average_from"] and iteration >= config["average_from"]:
         model.fold_into_average()
@@ -662,6 +675,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="decoupled weight decay per step (AdamW), on weight matrices")
     parser.add_argument("--output-decay", type=float, default=0.0,
                         help="more decoupled weight decay on the output layer's weights")
+    parser.add_argument("--anchor-decay", type=float, default=0.0,
+                        help="with --init: decoupled decay of every parameter towards the "
+                             "--init network's, per step (a proximal pull, e.g. 50: "
+                             "fine-tuning keeps near the network it starts from)")
     parser.add_argument("--smooth", type=float, default=0.0,
                         help="label smoothing: this share of each target spread over the "
                              "outcomes still possible")
@@ -714,6 +731,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if (args.phase == "race") != (args.contact is not None):
         parser.error("--contact goes with --phase race, and --phase race needs it")
+    if args.anchor_decay and args.init is None:
+        parser.error("--anchor-decay pulls towards the --init network: give --init")
     run: Path = args.run
     if args.ship:
         ship(run, args.ship_which)
@@ -753,6 +772,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             model.v = [np.zeros_like(p) for p in model.params]
             model.t = 0
             model.average, model.averaged = None, 0
+            model.anchor = [p.copy() for p in model.params] if args.anchor_decay else None
     context = multiprocessing.get_context("fork")
     with context.Pool(args.workers) if args.workers > 1 else _NoPool() as pool:
         while state["iteration"] < args.iterations:

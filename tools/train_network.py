@@ -733,6 +733,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--contact goes with --phase race, and --phase race needs it")
     if args.anchor_decay and args.init is None:
         parser.error("--anchor-decay pulls towards the --init network: give --init")
+    if args.label_keep < 0 or (args.label_keep and args.label_plies != 2):
+        parser.error("--label-keep K (K >= 1) chooses the plays of 2-ply labels: it goes with "
+                     "--label-plies 2")
     run: Path = args.run
     if args.ship:
         ship(run, args.ship_which)

@@ -45,13 +45,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one core per process, and reproducible sums
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+from typing import Any, Callable, Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bgbot.players import _contact  # noqa: E402
+from bgbot.players.base import Probabilities  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
 from bgbot.players.features import ROLLS  # noqa: E402
 from bgbot.players.heuristic import TWO_PLY_REPLIES  # noqa: E402
@@ -143,19 +145,20 @@ def _two_plies(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) -> byt
     return result
 
 
-def _searched_values(job: tuple[bytes | None, tuple[int, ...], Contact, bytes, int]) -> bytes:
+def _searched_values(job: tuple[bytes | None, tuple[int, ...], Contact, bytes], keep: int
+                     ) -> bytes:
     """The 2-ply labels of boards as the 1-ply player values them: over the side on roll's 21
     rolls, his best ``keep`` plays by 0-ply looked at one ply deeper (`one_ply`) and the best of
     them there taken. Unlike `_two_plies` the play is chosen by the value it is labelled with,
     so a 0-ply misjudgement of the choice does not lower the label."""
-    blob, hidden, contact, boards, keep = job
+    blob, hidden, contact, boards = job
     race = _race_evaluator()
     policy = _policy(blob, hidden, contact)
     sides = np.frombuffer(boards, dtype=np.uint8).reshape(-1, 2, 25)
     out = np.zeros((len(sides), 5))
 
-    def equity(c: Sequence[float]) -> float:
-        return 2.0 * c[0] - 1.0 + c[1] - c[3] + c[2] - c[4]
+    def equity(chances: Sequence[float]) -> float:
+        return Probabilities(*chances).equity()
 
     for k, board in enumerate(sides):
         roller, other = board[0].tolist(), board[1].tolist()
@@ -178,14 +181,14 @@ def look_ahead(pool: Any, workers: int, blob: bytes | None, hidden: tuple[int, .
     """[n x 5] look-ahead values of boards (the side on roll's chances): ``plies`` 1 is
     `roll_average`, 2 is `two_ply` of the move that led there (about 25 ms a board), or with
     ``keep`` the 1-ply player's own value (`_searched_values`, about ``keep`` times that)."""
+    work: Callable[[tuple[bytes | None, tuple[int, ...], Contact, bytes]], bytes]
+    if plies == 1:
+        work, piece = _roll_averages, 2000
+    elif keep:
+        work, piece = functools.partial(_searched_values, keep=keep), 100
+    else:
+        work, piece = _two_plies, 250
     n = len(boards) // 50
-    if plies == 2 and keep:
-        jobs_k = [(blob, hidden, contact, boards[50 * s:50 * (s + 100)], keep)
-                  for s in range(0, n, 100)]
-        found = (pool.map(_searched_values, jobs_k) if workers > 1
-                 else [_searched_values(j) for j in jobs_k])
-        return np.frombuffer(b"".join(found), dtype=np.float64).reshape(-1, 5)
-    work, piece = (_roll_averages, 2000) if plies == 1 else (_two_plies, 250)
     jobs = [(blob, hidden, contact, boards[50 * s:50 * (s + piece)]) for s in range(0, n, piece)]
     done = pool.map(work, jobs) if workers > 1 else [work(j) for j in jobs]
     return np.frombuffer(b"".join(done), dtype=np.float64).reshape(-1, 5)

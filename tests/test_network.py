@@ -24,7 +24,7 @@ from bgbot.core.position import Position
 from bgbot.players import network
 from bgbot.players.base import Context, Probabilities
 from bgbot.players.evaluator import HeuristicEvaluator
-from bgbot.players.heuristic import HeuristicPlayer, TWO_PLY_REPLIES
+from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES, HeuristicPlayer
 from bgbot.players.network import (
     INPUT_NAMES,
     N_INPUTS,
@@ -418,6 +418,63 @@ def test_selfplay_records_the_runners_up_of_its_moves() -> None:
         assert Position(other, roller).is_contact()
     with pytest.raises(ValueError, match="alternatives"):
         contact.selfplay(NET_FAST._net, race, 13, 1, alternatives=99)
+
+
+def _splitmix_dice(seed: int, game: int) -> Any:
+    """The dice of self-play game ``game`` (the C kernel's splitmix64, seeded per game): the
+    opening roll (rerolled until the dice differ), then one roll per ply."""
+    mask = (1 << 64) - 1
+    state = (seed * 1000003 + game) & mask
+
+    def die() -> int:
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return ((z ^ (z >> 31)) >> 11) % 6 + 1
+
+    d1, d2 = die(), die()
+    while d1 == d2:
+        d1, d2 = die(), die()
+    while True:
+        yield d1, d2
+        d1, d2 = die(), die()
+
+
+@needs_extension
+def test_searched_selfplay_plays_as_the_one_ply_player() -> None:
+    """With ``search`` the self-play games are the 1-ply player's (`HeuristicPlayer` plies=1,
+    its move filter, no noise): every recorded move is the one it chooses for those dice, the
+    records' values stay the network's 0-ply evaluations, and a bad filter is refused."""
+    assert NET_FAST is not None and NET_FAST._net is not None
+    race = NET_FAST._race_sides
+    player = HeuristicPlayer(plies=1, evaluator=NET_FAST)
+    (limit, threshold), = MOVE_FILTERS[1]
+    seed, games = 5, 3
+    boards, values, ends, _ = contact.selfplay(NET_FAST._net, race, seed, games,
+                                               search=(limit, threshold))
+    greedy = contact.selfplay(NET_FAST._net, race, seed, games)
+    assert boards != greedy[0]  # the search changes the play
+    value = np.frombuffer(values, dtype=np.float64).reshape(len(ends), 5)
+    game, dice, checked = 0, _splitmix_dice(seed, 0), 0
+    for t in range(len(ends)):
+        roll = next(dice)
+        roller, other = tuple(boards[50 * t: 50 * t + 25]), tuple(boards[50 * t + 25: 50 * t + 50])
+        position = Position(other, roller)
+        after = position.apply(player.choose_play(position, roll, Context()))
+        if ends[t]:
+            game += 1
+            dice = _splitmix_dice(seed, game)
+            continue
+        assert boards[50 * t + 50: 50 * t + 100] == bytes(after.opponent) + bytes(after.mover)
+        assert np.allclose(value[t], NET_FAST.evaluate(after.swapped()), atol=1e-12)
+        checked += 1
+    assert game == games and checked > 50
+    with pytest.raises(ValueError, match="search"):
+        contact.selfplay(NET_FAST._net, race, seed, 1, search=(limit, threshold), alternatives=2)
+    with pytest.raises(ValueError, match="search"):
+        contact.selfplay(NET_FAST._net, race, seed, 1, search=(0, threshold))
 
 
 @needs_extension

@@ -230,3 +230,18 @@ def test_the_anchor_decay_keeps_fine_tuning_near_the_network_it_started_from(
     refused = subprocess.run([sys.executable, str(TOOL), "--run", str(tmp_path / "r"),
                               "--anchor-decay", "5"], capture_output=True, text=True)
     assert refused.returncode != 0 and "give --init" in refused.stderr
+
+
+def test_a_run_can_learn_from_the_one_ply_players_games(tmp_path: Path) -> None:
+    """``--play-plies 1``: the iteration's games are the 1-ply player's (other games, so other
+    records than the 0-ply run's of the same seed), the setting is part of the run's
+    configuration, and it refuses the 0-ply runners-up (``--alternatives``)."""
+    searched, greedy = tmp_path / "searched", tmp_path / "greedy"
+    small = ["--games", "8", "--screen", "0"]
+    done = _train(searched, 1, *small, "--play-plies", "1")
+    assert done.returncode == 0, done.stderr
+    assert _train(greedy, 1, *small).returncode == 0
+    assert json.loads((searched / "state.json").read_text())["config"]["play_plies"] == 1
+    assert (searched / "network.bgw").read_bytes() != (greedy / "network.bgw").read_bytes()
+    refused = _train(tmp_path / "r", 1, *small, "--play-plies", "1", "--alternatives", "2")
+    assert refused.returncode != 0 and "--play-plies 0" in refused.stderr

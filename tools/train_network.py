@@ -6,7 +6,8 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    (iteration 1: today's linear evaluator, ``--start linear``, or a random network), in C
    (``bgbot.players._contact.selfplay``: dice from seeds derived from ``--seed``, the
    iteration and the chunk, so the data do not depend on ``--workers``), recording every
-   contact position before the roll;
+   contact position before the roll; ``--play-plies 1`` plays them at 1-ply instead (the 1-ply
+   player's move filter; about 40 times slower), so the labels learn the value of its play;
 2. labels each position with its λ-return (``--lam``): the mix, along the game, of the
    network's value of the next position and, at the end of the record, the game's result or,
    where contact ends, the race model's value (the exact bear-off database where it fits);
@@ -63,7 +64,7 @@ from bgbot.players import _contact  # noqa: E402
 from bgbot.players.base import Probabilities  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
 from bgbot.players.features import ROLLS  # noqa: E402
-from bgbot.players.heuristic import TWO_PLY_REPLIES  # noqa: E402
+from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES  # noqa: E402
 from bgbot.players.network import (  # noqa: E402
     N_INPUTS,
     OUTCOMES,
@@ -77,7 +78,7 @@ CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
                                    "init_which": "latest", "label_plies": 1,
-                                   "label_keep": 0, "anchor_decay": 0.0}
+                                   "label_keep": 0, "anchor_decay": 0.0, "play_plies": 0}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -112,13 +113,17 @@ def _policy(blob: bytes | None, hidden: tuple[int, ...], contact: Contact) -> An
     return _contact.Mlp(blob, hidden)
 
 
-def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float, int]
+def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float, int, int]
               ) -> tuple[bytes, bytes, bytes, bytes]:
-    blob, hidden, contact, seed, games, noise, alternatives = job
+    """Self-play records of one chunk of games; ``play_plies`` 1 plays them at 1-ply (the
+    1-ply player's move filter, `MOVE_FILTERS`), so the TD labels follow the 1-ply player's
+    games."""
+    blob, hidden, contact, seed, games, noise, alternatives, play_plies = job
     race = _race_evaluator()
     result: tuple[bytes, bytes, bytes, bytes] = _contact.selfplay(
         _policy(blob, hidden, contact), race._race_sides, seed, games, noise,
-        phase=0 if contact is None else 1, alternatives=alternatives)
+        phase=0 if contact is None else 1, alternatives=alternatives,
+        search=MOVE_FILTERS[1][0] if play_plies else None)
     return result
 
 
@@ -517,6 +522,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "label_plies": args.label_plies, "label_keep": args.label_keep,
+        "play_plies": args.play_plies,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
@@ -538,7 +544,8 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     blob = None if model is None else WeightsFile.from_arrays(model.export()).parameters
     policy_hidden = hidden if model is not None else ()
     chunks = [(blob, policy_hidden, contact, chunk_seed(config["seed"], iteration, c),
-               min(CHUNK, config["games"] - c * CHUNK), config["noise"], config["alternatives"])
+               min(CHUNK, config["games"] - c * CHUNK), config["noise"], config["alternatives"],
+               config["play_plies"])
               for c in range((config["games"] + CHUNK - 1) // CHUNK)]
     parts = pool.map(_generate, chunks) if workers > 1 else [_generate(c) for c in chunks]
     boards = b"".join(p[0] for p in parts)
@@ -717,6 +724,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="with --label-plies 2: choose each roll's play among its best K "
                              "by 0-ply by their 1-ply values (the 1-ply player's own value of "
                              "the position; about K times slower); 0: the 0-ply choice")
+    parser.add_argument("--play-plies", type=int, choices=(0, 1), default=0,
+                        help="depth of the self-play games: 0, the greedy 0-ply player (~300 "
+                             "games/s a core); 1, the 1-ply player (its move filter; ~40x "
+                             "slower), so the TD labels learn the value of the 1-ply player's "
+                             "play; not with --alternatives")
     parser.add_argument("--screen", type=int, default=2000,
                         help="mirrored pairs against pubeval after each iteration (0: none)")
     parser.add_argument("--screen-every", type=int, default=1,
@@ -739,6 +751,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.label_keep < 0 or (args.label_keep and args.label_plies != 2):
         parser.error("--label-keep K (K >= 1) chooses the plays of 2-ply labels: it goes with "
                      "--label-plies 2")
+    if args.play_plies and args.alternatives:
+        parser.error("--alternatives records the runners-up of 0-ply moves: it goes with "
+                     "--play-plies 0")
     run: Path = args.run
     if args.ship:
         ship(run, args.ship_which)

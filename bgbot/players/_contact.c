@@ -1466,6 +1466,73 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
 }
 
 
+
+/* One move of the 1-ply player (heuristic.py, plies=1): of the candidates ranked at 0-ply, the
+ * best `limit` within `threshold` of the best are looked at one ply deeper (`one_ply_value`,
+ * with the second generator `inner`), and the best there is played (noise, as in
+ * `greedy_move`, is added to the deeper values). `value` is the chosen move's 0-ply chances
+ * (the side on roll after it), so the records stay the network's own evaluations and only the
+ * play is searched. Returns as `greedy_move`. */
+static int searched_move(const EvalBase *e, Generator *g, Generator *inner, int *mover,
+                         int *opponent, int d1, int d2, PyObject *race, double noise,
+                         uint64_t *rng, double *value, int limit, double threshold)
+{
+    int n = generate(g, mover, opponent, d1, d2);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return evaluate_on_roll(e, opponent, mover, race, value) < 0 ? -1 : 0;
+    int top[MAX_KEEP], ranked = 0;
+    double top_eq[MAX_KEEP], top_p[MAX_KEEP][N_HEADS], p[N_HEADS];
+    if (limit > MAX_KEEP)
+        limit = MAX_KEEP;
+    for (int k = 0; k < n; k++) { /* the best `limit` by the opponent's equity, lowest first */
+        const Result *r = &g->results[k];
+        if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
+            return -1;
+        double eq = equity(p);
+        if (ranked == limit && eq >= top_eq[ranked - 1])
+            continue;
+        int at = ranked < limit ? ranked++ : limit - 1;
+        while (at > 0 && top_eq[at - 1] > eq) {
+            top[at] = top[at - 1];
+            top_eq[at] = top_eq[at - 1];
+            memcpy(top_p[at], top_p[at - 1], sizeof p);
+            at--;
+        }
+        top[at] = k;
+        top_eq[at] = eq;
+        memcpy(top_p[at], p, sizeof p);
+    }
+    int chosen = 0;
+    int survivors = 1;
+    while (survivors < ranked && top_eq[survivors] <= top_eq[0] + threshold)
+        survivors++;
+    if (survivors > 1) {
+        double best = -1e300, q[N_HEADS];
+        for (int j = 0; j < survivors; j++) {
+            const Result *r = &g->results[top[j]];
+            if (one_ply_value(e, inner, r->mover, r->opponent, race, q) < 0)
+                return -1;
+            double v = equity(q);
+            if (noise > 0.0) {
+                double u = 0.0;
+                for (int m = 0; m < 4; m++)
+                    u += (double)(next_random(rng) >> 11) / 9007199254740992.0;
+                v += noise * (u - 2.0) * 1.7320508075688772;
+            }
+            if (v > best) {
+                best = v;
+                chosen = j;
+            }
+        }
+    }
+    memcpy(value, top_p[chosen], sizeof p);
+    memcpy(mover, g->results[top[chosen]].mover, sizeof(int) * N_LOCATIONS);
+    memcpy(opponent, g->results[top[chosen]].opponent, sizeof(int) * N_LOCATIONS);
+    return n;
+}
+
 static void swap_sides(int *mover, int *opponent)
 {
     int t[N_LOCATIONS];
@@ -1491,20 +1558,31 @@ static void swap_sides(int *mover, int *opponent)
  * set: its value, the evaluation of the next position, stands for the rest). With
  * `alternatives` K > 0, the fourth result holds the boards (50 bytes, the side to roll first)
  * of up to K runners-up of every move that are contact positions (`greedy_move`); else it is
- * empty. */
+ * empty. With `search` = (limit, threshold), the players play at 1-ply instead
+ * (`searched_move`: heuristic.py's 1-ply move filter), and the records are as before. */
 static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kwds)
 {
     static char *keywords[] = {"evaluator", "race", "seed", "games", "noise", "max_plies",
-                               "phase", "alternatives", NULL};
-    PyObject *evaluator, *race;
+                               "phase", "alternatives", "search", NULL};
+    PyObject *evaluator, *race, *search = Py_None;
     unsigned long long seed;
-    int games, max_plies = 10000, phase = 0, alternatives = 0;
-    double noise = 0.0;
+    int games, max_plies = 10000, phase = 0, alternatives = 0, limit = 0;
+    double noise = 0.0, threshold = 0.0;
     (void)module;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|diii:selfplay", keywords, &evaluator,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOKi|diiiO:selfplay", keywords, &evaluator,
                                      &race, &seed, &games, &noise, &max_plies, &phase,
-                                     &alternatives))
+                                     &alternatives, &search))
         return NULL;
+    if (search != Py_None) {
+        if (!PyArg_ParseTuple(search, "id:selfplay search", &limit, &threshold))
+            return NULL;
+        if (limit < 1 || limit > MAX_KEEP || threshold < 0.0 || alternatives) {
+            PyErr_Format(PyExc_ValueError, "search must be (limit 1..%d, threshold >= 0), "
+                         "without alternatives; got (%d, %g) with %d alternatives", MAX_KEEP,
+                         limit, threshold, alternatives);
+            return NULL;
+        }
+    }
     const EvalBase *e = as_evaluator(evaluator, "evaluator");
     if (e == NULL || check_race(race) < 0)
         return NULL;
@@ -1513,12 +1591,16 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
                      games, phase);
         return NULL;
     }
-    Generator g;
-    if (generator_init(&g) < 0)
-        return NULL;
     if (alternatives < 0 || alternatives > MAX_KEEP) {
         PyErr_Format(PyExc_ValueError, "alternatives must be 0..%d, got %d", MAX_KEEP,
                      alternatives);
+        return NULL;
+    }
+    Generator g, inner;
+    if (generator_init(&g) < 0)
+        return NULL;
+    if (generator_init(&inner) < 0) {
+        generator_free(&g);
         return NULL;
     }
     Buffer boards = {NULL, 0, 0}, values = {NULL, 0, 0}, ends = {NULL, 0, 0};
@@ -1553,8 +1635,10 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
                 board[N_LOCATIONS + i] = (unsigned char)opponent[i];
             }
             double value[N_HEADS];
-            if (greedy_move(e, &g, mover, opponent, d1, d2, race, noise, &rng, value,
-                            alternatives, alternatives ? &alts : NULL) < 0) {
+            if ((limit ? searched_move(e, &g, &inner, mover, opponent, d1, d2, race, noise,
+                                       &rng, value, limit, threshold)
+                       : greedy_move(e, &g, mover, opponent, d1, d2, race, noise, &rng, value,
+                                     alternatives, alternatives ? &alts : NULL)) < 0) {
                 status = -1;
                 break;
             }
@@ -1577,6 +1661,7 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
         }
     }
     generator_free(&g);
+    generator_free(&inner);
     PyObject *result = NULL;
     if (status == 0)
         result = Py_BuildValue("(y#y#y#y#)", boards.data ? boards.data : "",
@@ -2012,9 +2097,9 @@ static PyMethodDef module_methods[] = {
      "six-outcome masks, as bytes."},
     {"selfplay", (PyCFunction)(void (*)(void))contact_selfplay, METH_VARARGS | METH_KEYWORDS,
      "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0, "
-     "alternatives=0) -> (boards, values, ends, alternatives): the contact (phase 0) or race "
-     "(1) positions of greedy 0-ply self-play games, and the runners-up of its moves (see the "
-     "C source)."},
+     "alternatives=0, search=None) -> (boards, values, ends, alternatives): the contact "
+     "(phase 0) or race (1) positions of greedy 0-ply self-play games (1-ply with search = "
+     "(limit, threshold)), and the runners-up of its moves (see the C source)."},
     {"roll_averages", (PyCFunction)(void (*)(void))contact_roll_averages, METH_FASTCALL,
      "roll_averages(evaluator, race, boards) -> 5 doubles per board: its roll_average."},
     {"duel", (PyCFunction)(void (*)(void))contact_duel, METH_FASTCALL,

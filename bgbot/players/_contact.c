@@ -1122,6 +1122,19 @@ static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const i
     return 0;
 }
 
+/* Two generators, for a search that generates replies while it walks its own candidates;
+ * on failure neither is left allocated. */
+static int generators_init(Generator *g, Generator *inner)
+{
+    if (generator_init(g) < 0)
+        return -1;
+    if (generator_init(inner) < 0) {
+        generator_free(g);
+        return -1;
+    }
+    return 0;
+}
+
 /* `one_ply` of the board after `mover`'s move, `opponent` to roll, into out (mover's
  * chances); a finished game is its outcome. */
 static int one_ply_value(const EvalBase *e, Generator *g, const int *mover, const int *opponent,
@@ -1227,12 +1240,8 @@ static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (terminal_chances(&me, &other, out))
         return tuple5(out);
     Generator g, inner;
-    if (generator_init(&g) < 0)
+    if (generators_init(&g, &inner) < 0)
         return NULL;
-    if (generator_init(&inner) < 0) {
-        generator_free(&g);
-        return NULL;
-    }
     Reply *replies = NULL;
     int status = 0;
     double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
@@ -1597,12 +1606,8 @@ static PyObject *contact_selfplay(PyObject *module, PyObject *args, PyObject *kw
         return NULL;
     }
     Generator g, inner;
-    if (generator_init(&g) < 0)
+    if (generators_init(&g, &inner) < 0)
         return NULL;
-    if (generator_init(&inner) < 0) {
-        generator_free(&g);
-        return NULL;
-    }
     Buffer boards = {NULL, 0, 0}, values = {NULL, 0, 0}, ends = {NULL, 0, 0};
     Buffer alts = {NULL, 0, 0};
     int status = 0;

@@ -13,6 +13,7 @@ import json
 import pickle
 import random
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -420,7 +421,7 @@ def test_selfplay_records_the_runners_up_of_its_moves() -> None:
         contact.selfplay(NET_FAST._net, race, 13, 1, alternatives=99)
 
 
-def _splitmix_dice(seed: int, game: int) -> Any:
+def _splitmix_dice(seed: int, game: int) -> Iterator[tuple[int, int]]:
     """The dice of self-play game ``game`` (the C kernel's splitmix64, seeded per game): the
     opening roll (rerolled until the dice differ), then one roll per ply."""
     mask = (1 << 64) - 1

@@ -7,7 +7,7 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
    (``bgbot.players._contact.selfplay``: dice from seeds derived from ``--seed``, the
    iteration and the chunk, so the data do not depend on ``--workers``), recording every
    contact position before the roll; ``--play-plies 1`` plays them at 1-ply instead (the 1-ply
-   player's move filter; about 40 times slower), so the labels learn the value of its play;
+   player's move filter; about 60 times slower), so the labels learn the value of its play;
 2. labels each position with its λ-return (``--lam``): the mix, along the game, of the
    network's value of the next position and, at the end of the record, the game's result or,
    where contact ends, the race model's value (the exact bear-off database where it fits);
@@ -725,9 +725,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "by 0-ply by their 1-ply values (the 1-ply player's own value of "
                              "the position; about K times slower); 0: the 0-ply choice")
     parser.add_argument("--play-plies", type=int, choices=(0, 1), default=0,
-                        help="depth of the self-play games: 0, the greedy 0-ply player (~300 "
-                             "games/s a core); 1, the 1-ply player (its move filter; ~40x "
-                             "slower), so the TD labels learn the value of the 1-ply player's "
+                        help="depth of the self-play games: 0, the greedy 0-ply player (~450 "
+                             "games/s a core); 1, the 1-ply player (its move filter; ~7 "
+                             "games/s a core), so the TD labels learn the value of the 1-ply player's "
                              "play; not with --alternatives")
     parser.add_argument("--screen", type=int, default=2000,
                         help="mirrored pairs against pubeval after each iteration (0: none)")

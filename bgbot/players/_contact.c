@@ -1474,8 +1474,6 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
     return n;
 }
 
-
-
 /* One move of the 1-ply player (heuristic.py, plies=1): of the candidates ranked at 0-ply, the
  * best `limit` within `threshold` of the best are looked at one ply deeper (`one_ply_value`,
  * with the second generator `inner`), and the best there is played (noise, as in

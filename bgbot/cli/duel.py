@@ -271,6 +271,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         release()
         stored = store.pair_count()
+        if stored > stats.pairs:  # Ctrl-C fell between storing a pair and counting it
+            for pair in store.pairs()[stats.pairs:]:
+                stats.add(pair)
         store.mark_stopped("interrupted")
         _discard_if_empty(store, db_path, created)
         summary = stats.summary()

@@ -1399,6 +1399,16 @@ static int buffer_add(Buffer *b, const void *data, size_t size)
     return 0;
 }
 
+/* The exploration noise of self-play moves, of mean 0 and standard deviation `size`:
+ * Irwin-Hall (the sum of 4 uniforms, variance 1/3), scaled. */
+static double exploration_noise(double size, uint64_t *rng)
+{
+    double u = 0.0;
+    for (int j = 0; j < 4; j++)
+        u += (double)(next_random(rng) >> 11) / 9007199254740992.0;
+    return size * (u - 2.0) * 1.7320508075688772;
+}
+
 /* One move of the greedy 0-ply player: the candidate with the best cubeless equity for the
  * roller (the first of equal bests), or none. Returns the number of candidates (0: stand pat,
  * `value` is then the evaluation of the same board with the other side on roll) or -1; fills
@@ -1426,12 +1436,8 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
         if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
             return -1;
         double eq = equity(p); /* the opponent's: the roller minimises it */
-        if (noise > 0.0) {
-            double u = 0.0; /* Irwin-Hall: sum of 4 uniforms, variance 1/3 */
-            for (int j = 0; j < 4; j++)
-                u += (double)(next_random(rng) >> 11) / 9007199254740992.0;
-            eq += noise * (u - 2.0) * 1.7320508075688772;
-        }
+        if (noise > 0.0)
+            eq += exploration_noise(noise, rng);
         if (eq < best_eq) {
             best_eq = eq;
             best = k;
@@ -1522,12 +1528,8 @@ static int searched_move(const EvalBase *e, Generator *g, Generator *inner, int 
             if (one_ply_value(e, inner, r->mover, r->opponent, race, q) < 0)
                 return -1;
             double v = equity(q);
-            if (noise > 0.0) {
-                double u = 0.0;
-                for (int m = 0; m < 4; m++)
-                    u += (double)(next_random(rng) >> 11) / 9007199254740992.0;
-                v += noise * (u - 2.0) * 1.7320508075688772;
-            }
+            if (noise > 0.0)
+                v += exploration_noise(noise, rng);
             if (v > best) {
                 best = v;
                 chosen = j;

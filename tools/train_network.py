@@ -704,7 +704,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="with --init: that run's latest weights, or its running average "
                              "(what it shipped with --ship-which average)")
     parser.add_argument("--noise", type=float, default=0.0,
-                        help="exploration noise on the equities of self-play moves")
+                        help="exploration noise on the equities of self-play moves (the λ-returns "
+                             "then value the noisier player: the shipped network's last run, "
+                             "training/contact-nonoise, measured better without it)")
     parser.add_argument("--oneply", type=float, default=0.0,
                         help="fraction of positions labelled with the look-ahead too")
     parser.add_argument("--alternatives", type=int, default=0,

@@ -152,6 +152,28 @@ def test_a_widened_network_keeps_its_function() -> None:
         model.widened(8, seed=7)
 
 
+def test_a_deepened_network_keeps_its_function_exactly() -> None:
+    """Net2Net deepening (``--hidden 128,128`` from a 128 ``--init``): the new layer is the
+    identity on ReLU outputs, so the chances are the same to the last bit, and one training
+    step moves the new layer off the identity."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(5)
+    mu = rng.standard_normal(train_network.N_INPUTS).astype(np.float32)
+    sd = (1.0 + rng.random(train_network.N_INPUTS)).astype(np.float32)
+    model = train_network.Model.new([16], mu, sd, seed=3)
+    model.params[-2] *= 30.0
+    deep = model.deepened()
+    assert deep.hidden == (16, 16)
+    x = (mu + sd * rng.standard_normal((64, train_network.N_INPUTS))).astype(np.float32)
+    allowed = np.ones((64, train_network.N_OUT), bool)
+    assert np.array_equal(model.forward(x, allowed)[0], deep.forward(x, allowed)[0])
+    target = np.full((64, train_network.N_OUT), 1.0 / train_network.N_OUT)
+    deep.step(x, allowed, target, lr=1e-2)
+    assert not np.array_equal(deep.params[2], np.eye(16, dtype=np.float32))
+
+
 def test_two_ply_labels_are_the_two_ply_players_values_seen_from_the_side_on_roll() -> None:
     """``--label-plies 2``: a board (the side on roll first) is the position just after the
     other side's move; its label is that move's 2-ply value (`_two_ply_python`, the definition

@@ -335,6 +335,16 @@ class Model:
         return Model([new_w1.astype(np.float32), b1[source].copy(),
                       new_w2.astype(np.float32), b2.copy()], self.mu, self.sd)
 
+    def deepened(self) -> Model:
+        """The same function with one more hidden layer as wide as the last (Net2Net): the
+        new layer starts as the identity, which a ReLU passes unchanged since its inputs are
+        ReLU outputs (never negative); training then bends it."""
+        width = int(self.params[-2].shape[0])
+        params = [p.copy() for p in self.params[:-2]]
+        params += [np.eye(width, dtype=np.float32), np.zeros(width, dtype=np.float32)]
+        params += [self.params[-2].copy(), self.params[-1].copy()]
+        return Model(params, self.mu, self.sd)
+
     @property
     def hidden(self) -> tuple[int, ...]:
         return tuple(int(w.shape[1]) for w in self.params[0:-2:2])
@@ -673,7 +683,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],
                         default=[128], help="hidden layer widths, e.g. 128 or 128,64; with "
                         "--init, one width above its one hidden layer's widens that network "
-                        "(Net2Net: the same play to start from)")
+                        "(Net2Net: the same play to start from), and one more width equal to its last "
+                        "adds an identity layer there (the same play again)")
     parser.add_argument("--lam", type=float, default=0.7, help="λ of the λ-returns")
     parser.add_argument("--epochs", type=int, default=2, help="passes over each iteration's data")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam step size")
@@ -788,6 +799,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 model.params = [mean.astype(np.float32) for mean in model.average]
             if len(args.hidden) == 1 and len(model.hidden) == 1 and args.hidden[0] > model.hidden[0]:
                 model = model.widened(args.hidden[0], args.seed)  # more units, same function
+            if list(args.hidden) == [*model.hidden, model.hidden[-1]]:
+                model = model.deepened()  # one more layer, same function
             if list(model.hidden) != list(args.hidden):
                 sys.exit(f"{args.init} has hidden layers {list(model.hidden)}, not --hidden "
                          f"{','.join(map(str, args.hidden))}")

@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,41 +64,44 @@ def build(args: argparse.Namespace) -> None:
     if gnubg is None:
         sys.exit("gnubg is not installed (apt-get install -y gnubg): it is the judge")
     work = Path(tempfile.mkdtemp(prefix="judge-"))
-    script = work / "dump.py"
-    script.write_text(GNUBG_SCRIPT)
-    # at least one session per gnubg process, each within one .mat file
-    per_file = min(GAMES_PER_FILE, max(1, -(-args.games // args.jobs)))
-    files = -(-args.games // per_file)
-    jobs: list[tuple[Path, Path]] = []
-    for k in range(files):
-        games = min(per_file, args.games - k * per_file)
-        out = work / f"session{k}"
-        subprocess.run([sys.executable, "-m", "bgbot.cli", "play", args.player, "gnubg:plies=0",
-                        "--money", "--cubeless", "--games", str(games),
-                        "--seed", str(args.seed + k), "--out", str(out), "--quiet"], check=True)
-        (mat,) = out.glob("*.mat")
-        plain = work / f"session{k}.mat"  # a plain name for gnubg's command parser
-        mat.rename(plain)
-        jobs.append((plain, work / f"session{k}.json"))
-        print(f"played {games} games ({plain.name})", file=sys.stderr)
-    running: list[subprocess.Popen[bytes]] = []
-    for k, (mat, rows) in enumerate(jobs):  # gnubg is single-threaded: one per core
-        # as bgbot runs gnubg everywhere: no rc files, C locale, a private home and prefs
-        env = {**gnubg_environment(str(work)), "JUDGE_MAT": str(mat), "JUDGE_OUT": str(rows)}
-        running.append(subprocess.Popen([*gnubg_command(gnubg, str(work)), "-p", str(script)],
-                                        env=env,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-        if len(running) == args.jobs or k == len(jobs) - 1:
-            for process in running:
-                _, err = process.communicate()
-                if process.returncode:
-                    sys.exit(f"gnubg failed to analyse: {err.decode()[-500:]}")
-            running = []
-            print(f"judged {k + 1} of {len(jobs)} sessions at 2-ply", file=sys.stderr)
-    decisions = [row for _, rows in jobs for row in json.loads(rows.read_text())]
-    judged = {"player": args.player, "games": args.games, "seed": args.seed,
-              "judge": "gnubg 2-ply, cubeless money", "decisions": decisions}
-    args.out.write_text(json.dumps(judged))
+    try:
+        script = work / "dump.py"
+        script.write_text(GNUBG_SCRIPT)
+        # at least one session per gnubg process, each within one .mat file
+        per_file = min(GAMES_PER_FILE, max(1, -(-args.games // args.jobs)))
+        files = -(-args.games // per_file)
+        jobs: list[tuple[Path, Path]] = []
+        for k in range(files):
+            games = min(per_file, args.games - k * per_file)
+            out = work / f"session{k}"
+            subprocess.run([sys.executable, "-m", "bgbot.cli", "play", args.player, "gnubg:plies=0",
+                            "--money", "--cubeless", "--games", str(games),
+                            "--seed", str(args.seed + k), "--out", str(out), "--quiet"], check=True)
+            (mat,) = out.glob("*.mat")
+            plain = work / f"session{k}.mat"  # a plain name for gnubg's command parser
+            mat.rename(plain)
+            jobs.append((plain, work / f"session{k}.json"))
+            print(f"played {games} games ({plain.name})", file=sys.stderr)
+        running: list[subprocess.Popen[bytes]] = []
+        for k, (mat, rows) in enumerate(jobs):  # gnubg is single-threaded: one per core
+            # as bgbot runs gnubg everywhere: no rc files, C locale, a private home and prefs
+            env = {**gnubg_environment(str(work)), "JUDGE_MAT": str(mat), "JUDGE_OUT": str(rows)}
+            running.append(subprocess.Popen([*gnubg_command(gnubg, str(work)), "-p", str(script)],
+                                            env=env,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            if len(running) == args.jobs or k == len(jobs) - 1:
+                for process in running:
+                    _, err = process.communicate()
+                    if process.returncode:
+                        sys.exit(f"gnubg failed to analyse: {err.decode()[-500:]}")
+                running = []
+                print(f"judged {k + 1} of {len(jobs)} sessions at 2-ply", file=sys.stderr)
+        decisions = [row for _, rows in jobs for row in json.loads(rows.read_text())]
+        judged = {"player": args.player, "games": args.games, "seed": args.seed,
+                  "judge": "gnubg 2-ply, cubeless money", "decisions": decisions}
+        args.out.write_text(json.dumps(judged))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the played sessions and gnubg's rows
     print(f"{len(decisions)} decisions with a choice -> {args.out}")
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -302,3 +304,22 @@ def test_the_readmes_two_duels_do_not_collide(tmp_path: Path) -> None:
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     assert len(list((tmp_path / "duels").glob("*.sqlite"))) == 2
     assert "15-25 times slower" in second.stderr
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_a_duel_against_gnubg_leaves_no_private_directories(
+        tmp_path: Path, gnubg_binary: str, concurrency: str) -> None:
+    """Each gnubg a worker starts gets a private directory (preferences, socket); the worker
+    closes its engines when it leaves, so a finished duel leaves nothing in the temp dir."""
+    # Short, so the engine keeps it (a long TMPDIR makes it fall back to /tmp for the socket).
+    scratch = Path(tempfile.mkdtemp(prefix="duel-", dir="/tmp"))
+    env = {**os.environ, "TMPDIR": str(scratch), "BGBOT_GNUBG": gnubg_binary}
+    argv = [sys.executable, "-m", "bgbot.cli", "duel", "heuristic:plies=0", "gnubg:plies=0",
+            "--pairs", "2", "--concurrency", concurrency, "--seed", "7",
+            "--db", str(tmp_path / "d.sqlite"), "--json"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["games"] == 4
+    left = sorted(p.name for p in scratch.iterdir())
+    shutil.rmtree(scratch)
+    assert left == []

@@ -25,6 +25,7 @@ import datetime as _dt
 import hashlib
 import logging
 import math
+import multiprocessing.util
 import time
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -201,6 +202,10 @@ class _Worker:
         """ids of the engines already started in this process."""
         self.judges: dict[str, LuckJudge] = {}
         self.met: MatchEquityTable | None = None
+        # Pool workers leave through os._exit, past atexit; multiprocessing's own finalizers
+        # still run there (and at a normal exit of the main process), so engines are closed
+        # and their private directories removed either way.
+        multiprocessing.util.Finalize(self, self.close, exitpriority=10)
 
     def agent(self, spec: str, seed: int, index: int, seat: int) -> Agent:
         if self.in_process.get(spec, True):
@@ -227,6 +232,21 @@ class _Worker:
                 self.loop.run_until_complete(agent.close())
             except Exception:  # noqa: BLE001 - a dead engine may fail to close; it is gone
                 log.debug("closing a dead engine failed", exc_info=True)
+
+    def close(self) -> None:
+        """Close the engines and luck judges this process started (at its exit)."""
+        if self.loop.is_closed():
+            return
+        self.drop_engines()
+        judges, self.judges = self.judges, {}
+        for judge in judges.values():
+            close = getattr(judge, "close", None)  # the heuristic judge holds nothing
+            try:
+                if close is not None:
+                    close()
+            except Exception:  # noqa: BLE001 - the process is leaving; nothing else to do
+                log.debug("closing a luck judge failed", exc_info=True)
+        self.loop.close()
 
 
 _WORKER: _Worker | None = None

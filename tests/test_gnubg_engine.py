@@ -10,7 +10,12 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
 import pytest
@@ -484,3 +489,28 @@ def test_a_missing_gnubg_is_reported(tmp_path: Any) -> None:
 
 def test_module_logger_name() -> None:
     assert gnubg_module.log.name == "bgbot.engines.gnubg"
+
+
+def test_an_engine_left_open_removes_its_directory_when_python_exits(gnubg_binary: str) -> None:
+    """A caller that never closes the engine (a crash path, a forgotten ``close``) still leaves
+    no private directory behind once the interpreter exits normally."""
+    scratch = Path(tempfile.mkdtemp(prefix="eng-", dir="/tmp"))  # short: kept for the socket
+    script = (
+        "import asyncio\n"
+        "from bgbot.core.position import Position\n"
+        "from bgbot.engines.gnubg import GnubgEngine\n"
+        "engine = GnubgEngine()\n"
+        "async def main():\n"
+        "    await engine.start()\n"
+        "    await engine.evaluate(Position.initial())\n"
+        "asyncio.run(main())\n"
+        "import os; print(len(os.listdir(os.environ['TMPDIR'])))\n"
+    )
+    env = {**os.environ, "TMPDIR": str(scratch), "BGBOT_GNUBG": gnubg_binary}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    left = sorted(p.name for p in scratch.iterdir())
+    shutil.rmtree(scratch)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"  # the directory existed while the engine was open
+    assert left == []

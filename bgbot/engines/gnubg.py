@@ -52,7 +52,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from typing import NamedTuple, Sequence
+import weakref
+from typing import Any, NamedTuple, Sequence
 
 from ..agents.base import Agent
 from ..agents.spec import AgentSpec, Options, register_agent
@@ -201,6 +202,7 @@ class GnubgProcess(EngineProcess):
         self.binary = binary
         self.version: str | None = None
         self._directory: str | None = None
+        self._remove_directory: weakref.finalize[..., Any] | None = None
         self._generation = 0
         self._socket_dir = ""
 
@@ -231,6 +233,8 @@ class GnubgProcess(EngineProcess):
                                  "; set BGBOT_GNUBG or install gnubg)")
         if self._directory is None:
             self._directory = private_directory("bgbot-gnubg-")
+            # removed on close, or at the latest when the engine is collected or Python exits
+            self._remove_directory = weakref.finalize(self, shutil.rmtree, self._directory, True)
         self._generation += 1
         prefs = os.path.join(self._directory, "prefs")
         os.makedirs(prefs, exist_ok=True)
@@ -290,9 +294,10 @@ class GnubgProcess(EngineProcess):
         channel.close()
 
     def _closed(self) -> None:
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        if self._remove_directory is not None:
+            self._remove_directory()  # a finalizer runs once: not again at exit
+            self._remove_directory = None
+        self._directory = None
 
 
 # --------------------------------------------------------------------------- the engine

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -15,7 +16,10 @@ from bgbot.core.position import Position
 
 # Caches (the bear-off database) go to one private directory per test run, built at most once
 # and shared with the CLI subprocesses the tests start; the user's ~/.cache is never touched.
-os.environ.setdefault("BGBOT_CACHE_DIR", tempfile.mkdtemp(prefix="bgbot-test-cache-"))
+if "BGBOT_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="bgbot-test-cache-")
+    os.environ["BGBOT_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, True)  # 4 MB a run: not left in /tmp
 
 SHARED = Path(os.environ.get("BGBOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 TESTDATA = SHARED / "testdata"

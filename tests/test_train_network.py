@@ -267,3 +267,36 @@ def test_a_run_can_learn_from_the_one_ply_players_games(tmp_path: Path) -> None:
     assert (searched / "network.bgw").read_bytes() != (greedy / "network.bgw").read_bytes()
     refused = _train(tmp_path / "r", 1, *small, "--play-plies", "1", "--alternatives", "2")
     assert refused.returncode != 0 and "--play-plies 0" in refused.stderr
+
+
+def test_the_window_average_is_the_mean_of_the_last_iterations_weights(tmp_path: Path) -> None:
+    """``--keep-averages-every 1`` keeps the running mean after each iteration; the window
+    since iteration 1 (`window_average` of the means after 3 and after 1) is the mean of the
+    weights after iterations 2 and 3 (as float32 files hold them), and mismatched inputs are
+    refused with a reason."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    run = tmp_path / "run"
+    keep = ("--average-from", "1", "--keep-averages-every", "1")
+    assert _train(run, 2, *keep).returncode == 0
+    second = WeightsFile.read(run / "network.bgw")
+    done = _train(run, 3, *keep)
+    assert done.returncode == 0, done.stderr
+    third = WeightsFile.read(run / "network.bgw")
+    kept = sorted(p.name for p in (run / "averages").iterdir())
+    assert kept == ["0001.bgw", "0002.bgw", "0003.bgw"]
+    first_mean = WeightsFile.read(run / "averages" / "0001.bgw")
+    last_mean = WeightsFile.read(run / "averages" / "0003.bgw")
+    assert (run / "averages" / "0003.bgw").read_bytes() == (run / "average.bgw").read_bytes()
+    window = train_network.window_average(last_mean, first_mean)
+    assert window.provenance["averaged_iterations"] == [2, 3]
+    got = np.frombuffer(window.parameters, "<f4")
+    want = (np.frombuffer(second.parameters, "<f4").astype(np.float64)
+            + np.frombuffer(third.parameters, "<f4")) / 2
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(got, np.frombuffer(last_mean.parameters, "<f4"), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="not two running means"):
+        train_network.window_average(first_mean, last_mean)
+    with pytest.raises(ValueError, match="averaged_iterations"):
+        train_network.window_average(last_mean, second)

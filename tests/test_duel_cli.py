@@ -97,6 +97,25 @@ def test_rerun_without_resume_or_with_other_options_is_refused(
     assert code == 0 and _last_json(out)["pairs"] == 3
 
 
+def test_a_resume_with_another_network_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The spec ``heuristic`` does not say which network plays: the duel records the checksum
+    of the one loaded, so a file begun before a new network was shipped (here: one whose record
+    names another) is not continued with the new one."""
+    db = tmp_path / "r.sqlite"
+    assert _run(capsys, "heuristic", "pubeval", "--pairs", "2", "--db", str(db), "--quiet")[0] == 0
+    with sqlite3.connect(db) as con:
+        config = json.loads(con.execute("SELECT config FROM duels").fetchone()[0])
+        ours, theirs = config["knowledge"]
+        assert ours.startswith("net ") and theirs is None  # pubeval loads nothing
+        config["knowledge"][0] = "net 0123456789abcdef, race formula"
+        con.execute("UPDATE duels SET config = ?", (json.dumps(config, sort_keys=True),))
+    code, _, err = _run(capsys, "heuristic", "pubeval", "--pairs", "3", "--db", str(db),
+                        "--resume")
+    assert code == 2 and "knowledge was" in err and "0123456789abcdef" in err
+    assert ours in err  # what it would be now
+
+
 def test_match_mode_reports_match_wins(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = _run(capsys, "pubeval", "random", "--length", "3", "--pairs", "2",
                           "--db", str(tmp_path / "r.sqlite"), "--json")

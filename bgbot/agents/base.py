@@ -18,6 +18,9 @@ class Agent(ABC):
     """A decider the referee can ask; async so out-of-process engines fit the same mould."""
 
     name: str = "agent"
+    knowledge: str | None = None
+    """What decides its play beyond its spec (e.g. the checksum of the network it loaded), or
+    None; a duel records it so that a resume after the network changed is refused."""
     interactive: bool = False
     """A person decides at the terminal (no progress display may draw over it)."""
 

@@ -90,9 +90,11 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         raise FormatError(f"agent {spec.name!r} option {'weights' if weights else 'eval'}",
                           weights or evaluation or "", str(error)) from None
     cube_life = opts.number("cube_life", -1.0, 0.0, 1.0) if opts.given("cube_life") else None
-    return PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
-                                       seed=_seed(opts, seed), evaluator=evaluator,
-                                       cube_life=cube_life))
+    agent = PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
+                                        seed=_seed(opts, seed), evaluator=evaluator,
+                                        cube_life=cube_life))
+    agent.knowledge = evaluator.knowledge
+    return agent
 
 
 def _pubeval(spec: AgentSpec, seed: int) -> Agent:

@@ -8,6 +8,7 @@ cluster (--cluster); the same seed gives the same totals on every path.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import json
 import sys
@@ -239,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
         _pyplot()  # fail now, not after the duel, when matplotlib is missing
     for spec in filter(None, (config.agent_a, config.agent_b, config.luck_judge)):
         create_agent(spec)  # an unknown agent or option fails here, before any file is made
+    # recorded with the duel: a resume after the shipped network changed is refused
+    config = dataclasses.replace(config, knowledge=(create_agent(config.agent_a).knowledge,
+                                                    create_agent(config.agent_b).knowledge))
     if args.mat is not None:
         writable_directory(args.mat, "--mat")
     stop = StopRule(pairs=limit, ci_width=args.ci_width)

@@ -464,6 +464,11 @@ class HeuristicEvaluator:
             race_network = shipped_race_weights() if eval == "net" else None
         self.race_network: WeightsFile | None = race_network or None
         """The network for races outside the bear-off zone, or None (the race formulas)."""
+        self.knowledge = (
+            "linear" if self.network is None else f"net {self.network.sha256[:16]}") + (
+            f", race net {self.race_network.sha256[:16]}" if self.race_network is not None
+            else ", race formula")
+        """Which evaluation this is, by the checksums of its networks (`Agent.knowledge`)."""
         self.weights = weights if weights is not None else load_weights()
         if race_spread is None:
             given = self.weights.get(RACE_SPREAD_KEY)

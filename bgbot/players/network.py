@@ -210,6 +210,11 @@ class WeightsFile:
                                "needed")
         return weights
 
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 (hex) of the file this network is (`to_bytes`)."""
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
     def write(self, path: Path) -> str:
         """Write the file atomically; returns its SHA-256 (hex)."""
         data = self.to_bytes()

@@ -72,6 +72,9 @@ class DuelConfig:
     """A judge spec (``heuristic``, ``gnubg:plies=0``) to measure luck with, or None."""
     mat: bool = False
     """Return the `.mat` text of every pair (money: one file per pair; match: one per match)."""
+    knowledge: tuple[str | None, str | None] = (None, None)
+    """`Agent.knowledge` of A and B (e.g. the network a heuristic agent loads, which its spec
+    does not name): a duel resumed with other networks would not be the duel it began as."""
 
     def __post_init__(self) -> None:
         parse_agent_spec(self.agent_a)
@@ -110,6 +113,7 @@ class DuelConfig:
         """The fields a stored duel must share with a resumed one (not the .mat switch)."""
         data = dataclasses.asdict(self)
         data.pop("mat")
+        data["knowledge"] = list(self.knowledge)  # as JSON stores it
         return data
 
 

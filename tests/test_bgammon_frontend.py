@@ -106,7 +106,11 @@ def session(tmp: Path, **kwargs: Any) -> Run:
 def full_match(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """One 5-point match: the opponent doubles at its first chance in every game and drops the
     bot's doubles (seed 4 gives three games: a resignation, a played-out game and a drop)."""
-    return session(tmp_path_factory.mktemp("full"))
+    # until the farewell has reached the opponent too: on a loaded machine it can still be on
+    # its way when the match_end event arrives
+    return session(tmp_path_factory.mktemp("full"), until=lambda r: bool(r.of("match_end")) and any(
+        e.player == BOT and e.message.startswith("Thanks")
+        for e in run_events(r.opponents[0], bp.Say)))
 
 
 def test_five_point_match_with_doubles_is_played_to_the_end(full_match: Run) -> None:

@@ -238,11 +238,12 @@ def run(args: argparse.Namespace) -> int:
         raise BgbotError(f"--pairs must be at least 1, got {limit}")
     if args.report is not None:
         _pyplot()  # fail now, not after the duel, when matplotlib is missing
-    for spec in filter(None, (config.agent_a, config.agent_b, config.luck_judge)):
-        create_agent(spec)  # an unknown agent or option fails here, before any file is made
-    # recorded with the duel: a resume after the shipped network changed is refused
-    config = dataclasses.replace(config, knowledge=(create_agent(config.agent_a).knowledge,
-                                                    create_agent(config.agent_b).knowledge))
+    # an unknown agent or option fails here, before any file is made; what the agents load
+    # is recorded with the duel, so a resume after the shipped network changed is refused
+    a, b = create_agent(config.agent_a), create_agent(config.agent_b)
+    if config.luck_judge is not None:
+        create_agent(config.luck_judge)
+    config = dataclasses.replace(config, knowledge=(a.knowledge, b.knowledge))
     if args.mat is not None:
         writable_directory(args.mat, "--mat")
     stop = StopRule(pairs=limit, ci_width=args.ci_width)

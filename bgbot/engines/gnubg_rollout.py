@@ -2,7 +2,8 @@
 
 This is the reference bgbot's rollouts are checked against (issue 29 §3): a headless gnubg
 (``gnubg -t -q -r -s <private dir>``, no rc files, in a private directory, killed with us)
-reads a short command script on stdin and rolls out each position asked for.
+reads a short command script on stdin and rolls out one position (one fresh gnubg per
+rollout: only the first rollout in a gnubg process reproduces from its seed).
 
 Why a pseudo-terminal: gnubg 1.07 prints a rollout's figures only through its progress
 display, and shows progress only when its standard output is a terminal (``fShowProgress =
@@ -108,12 +109,15 @@ __all__ = [
     "ParsedRollout",
     "PlayRollout",
     "RolloutSettings",
+    "context_from_json",
+    "context_to_json",
     "parse_rollout_output",
     "rollout_commands",
     "rollout_play_candidates",
     "rollout_position",
     "rollout_positions",
     "rollout_speed",
+    "rollout_transcript",
     "settings_commands",
 ]
 
@@ -194,8 +198,9 @@ class RolloutSettings:
     def describe(self) -> str:
         """One line for humans: what the figures mean."""
         depth = f"truncated at {self.truncate} plies" if self.truncate else "full games"
+        play = "cubeful" if self.chequer_cubeful else "cubeless"
         return (f"{self.trials} trials, {'cubeful' if self.cubeful else 'cubeless'}, "
-                f"{self.plies}-ply chequer play, {depth}, variance reduction "
+                f"{self.plies}-ply {play} chequer play, {depth}, variance reduction "
                 f"{'on' if self.variance_reduction else 'off'}, quasi-random dice "
                 f"{'on' if self.quasi_random else 'off'}, bear-off truncation "
                 f"{'on' if self.bearoff_truncation else 'off'}, seed {self.seed}")
@@ -283,23 +288,21 @@ def _gnubgid(position: Position, context: Context) -> str:
     return f"{position.position_id()}:{encode_match_id(state)}"
 
 
-def rollout_commands(jobs: Sequence[tuple[Position, Context]], settings: RolloutSettings) -> list[str]:
-    """The whole gnubg script that rolls out each (position, context) of ``jobs`` in turn."""
+def rollout_commands(position: Position, context: Context, settings: RolloutSettings) -> list[str]:
+    """The whole gnubg script that rolls out ``position`` in ``context`` (module docstring)."""
+    if position.is_game_over():
+        raise GnubgRolloutError(f"position {position.position_id()} is over: nothing to roll out")
+    _check_context(context, settings)
     commands = list(_PREAMBLE) + settings_commands(settings)
-    for position, context in jobs:
-        if position.is_game_over():
-            raise GnubgRolloutError(f"position {position.position_id()} is over: nothing to roll out")
-        _check_context(context, settings)
-        if context.is_money:
-            rules = context.rules
-            commands.append(f"set beavers {rules.beaver_limit if rules.beavers and rules.cube else 0}")
-            commands.append(f"set jacoby {'on' if rules.jacoby and rules.cube else 'off'}")
-        commands += [
-            f"set gnubgid {_gnubgid(position, context)}",
-            f"set rollout seed {settings.seed}",
-            "rollout",
-        ]
-    return commands
+    if context.is_money:
+        rules = context.rules
+        commands.append(f"set beavers {rules.beaver_limit if rules.beavers and rules.cube else 0}")
+        commands.append(f"set jacoby {'on' if rules.jacoby and rules.cube else 'off'}")
+    return commands + [
+        f"set gnubgid {_gnubgid(position, context)}",
+        f"set rollout seed {settings.seed}",
+        "rollout",
+    ]
 
 
 # --------------------------------------------------------------------------- results
@@ -524,7 +527,7 @@ def parse_rollout_output(text: str) -> list[ParsedRollout]:
     return [_parse_block(lines, i) for i, line in enumerate(lines) if line.strip() == _DONE]
 
 
-def _check_settings(parsed: ParsedRollout, settings: RolloutSettings, index: int) -> None:
+def _check_settings(parsed: ParsedRollout, settings: RolloutSettings) -> None:
     """The settings gnubg says it used must be the ones asked for."""
     asked = (settings.trials, settings.seed, settings.cubeful, settings.truncate,
              settings.variance_reduction, settings.quasi_random, settings.plies, settings.plies)
@@ -534,7 +537,7 @@ def _check_settings(parsed: ParsedRollout, settings: RolloutSettings, index: int
              "chequer play plies", "cube decision plies")
     for name, want, have in zip(names, asked, got):
         if want != have:
-            raise GnubgRolloutError(f"gnubg's rollout {index + 1} reports {name} {have}, "
+            raise GnubgRolloutError(f"gnubg's rollout reports {name} {have}, "
                                     f"but {want} was asked for")
 
 
@@ -553,8 +556,7 @@ class _Run:
         return "\n".join(line for _, line in self.lines)
 
 
-def _run_gnubg(commands: Sequence[str], *, binary: str | None, timeout: float,
-               on_line: Callable[[str], None] | None = None) -> _Run:
+def _run_gnubg(commands: Sequence[str], *, binary: str | None, timeout: float) -> _Run:
     """Run gnubg on ``commands`` with its output on a pty; return what it printed."""
     executable = find_gnubg(binary)
     if executable is None:
@@ -601,8 +603,6 @@ def _run_gnubg(commands: Sequence[str], *, binary: str | None, timeout: float,
             for raw in complete:
                 line = raw.decode("ascii", errors="replace")
                 run.lines.append((now, line))
-                if on_line is not None:
-                    on_line(line)
         if pending:
             run.lines.append((time.monotonic(), pending.decode("ascii", errors="replace")))
         run.returncode = process.wait(timeout=10)
@@ -632,69 +632,17 @@ def _version(run: _Run) -> str:
     return ""
 
 
-def rollout_positions(
-    jobs: Sequence[tuple[Position, Context | None]],
+def rollout_transcript(
+    position: Position,
+    context: Context | None = None,
     settings: RolloutSettings = RolloutSettings(),
     *,
     binary: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    progress: Callable[[int], None] | None = None,
-) -> list[GnubgRollout]:
-    """Roll out each (position, context) of ``jobs`` in one gnubg process, in order.
-
-    A context of None is money with a centred cube and no Jacoby. ``progress(done)`` is called
-    as each rollout finishes. Raises `GnubgRolloutError` when gnubg is missing, refuses a
-    command, dies, runs past ``timeout`` seconds or prints what the parser does not expect.
-    """
-    resolved = [(position, context if context is not None else Context()) for position, context in jobs]
-    if not resolved:
-        return []
-    commands = rollout_commands(resolved, settings)
-    finished = 0
-
-    def on_line(line: str) -> None:
-        nonlocal finished
-        if line.strip() == _DONE:
-            finished += 1
-            if progress is not None:
-                progress(finished)
-
-    run = _run_gnubg(commands, binary=binary, timeout=timeout, on_line=on_line)
-    setup = next((i for i, (_, line) in enumerate(run.lines) if _SEED_SET.match(line.strip())),
-                 len(run.lines))
-    refused = _complaints(_Run(run.lines[:setup]))
-    if refused:
-        raise GnubgRolloutError(f"gnubg refused a setting: {' | '.join(refused[:3])}")
-    text = run.text
-    parsed = parse_rollout_output(text)
-    if len(parsed) != len(resolved):
-        complaints = _complaints(run)
-        detail = f"; gnubg said: {' | '.join(complaints[:3])}" if complaints else (
-            f"; its output ended: {' | '.join(line for _, line in run.lines[-4:])}")
-        raise GnubgRolloutError(f"gnubg finished {len(parsed)} of {len(resolved)} rollouts "
-                                f"(exit status {run.returncode}){detail}")
-    starts = [t for t, line in run.lines if _SEED_SET.match(line.strip())]
-    ends = [t for t, line in run.lines if line.strip() == _DONE]
-    if len(starts) != len(resolved):
-        raise GnubgRolloutError(f"expected {len(resolved)} 'Rollout seed set to' replies, "
-                                f"saw {len(starts)}")
-    version = _version(run)
-    results = []
-    for index, ((position, context), figures) in enumerate(zip(resolved, parsed)):
-        _check_settings(figures, settings, index)
-        results.append(GnubgRollout(
-            position_id=position.position_id(),
-            context=context,
-            settings=settings,
-            chances=figures.chances,
-            chances_se=figures.chances_se,
-            equity=figures.equity,
-            cubeful_equity=figures.cubeful_equity,
-            trials=figures.trials,
-            seconds=max(0.0, ends[index] - starts[index]),
-            gnubg_version=version,
-        ))
-    return results
+) -> str:
+    """What gnubg prints while rolling out ``position`` (for a look at its output, and tests)."""
+    commands = rollout_commands(position, context or Context(), settings)
+    return _run_gnubg(commands, binary=binary, timeout=timeout).text
 
 
 def rollout_position(
@@ -707,10 +655,65 @@ def rollout_position(
 ) -> GnubgRollout:
     """gnubg's rollout of ``position`` (the side on roll to roll) in ``context`` (module docs).
 
+    A context of None is money with a centred cube and no Jacoby. One fresh gnubg process per
+    rollout: gnubg 1.07 rolls a position out differently the second time in one process with
+    the same seed (its dice state outlives the rollout), so only a first rollout reproduces.
+    Raises `GnubgRolloutError` when gnubg is missing, refuses a command, dies, runs past
+    ``timeout`` seconds or prints what the parser does not expect.
+
     Example: ``rollout_position(Position.from_position_id("4HPwATDgc/ABMA"),
     settings=RolloutSettings(trials=144, seed=7)).chances.win``.
     """
-    return rollout_positions([(position, context)], settings, binary=binary, timeout=timeout)[0]
+    ctx = context if context is not None else Context()
+    run = _run_gnubg(rollout_commands(position, ctx, settings), binary=binary, timeout=timeout)
+    setup = next((i for i, (_, line) in enumerate(run.lines) if _SEED_SET.match(line.strip())),
+                 len(run.lines))
+    refused = _complaints(_Run(run.lines[:setup]))
+    if refused:
+        raise GnubgRolloutError(f"gnubg refused a setting: {' | '.join(refused[:3])}")
+    parsed = parse_rollout_output(run.text)
+    if len(parsed) != 1:
+        complaints = _complaints(run)
+        detail = f"; gnubg said: {' | '.join(complaints[:3])}" if complaints else (
+            f"; its output ended: {' | '.join(line for _, line in run.lines[-4:])}")
+        raise GnubgRolloutError(f"gnubg finished {len(parsed)} of 1 rollouts "
+                                f"(exit status {run.returncode}){detail}")
+    figures = parsed[0]
+    _check_settings(figures, settings)
+    if setup == len(run.lines):
+        raise GnubgRolloutError("gnubg never replied 'Rollout seed set to ...' before rolling out")
+    started = run.lines[setup][0]
+    ended = next(t for t, line in run.lines if line.strip() == _DONE)
+    return GnubgRollout(
+        position_id=position.position_id(),
+        context=ctx,
+        settings=settings,
+        chances=figures.chances,
+        chances_se=figures.chances_se,
+        equity=figures.equity,
+        cubeful_equity=figures.cubeful_equity,
+        trials=figures.trials,
+        seconds=max(0.0, ended - started),
+        gnubg_version=_version(run),
+    )
+
+
+def rollout_positions(
+    jobs: Sequence[tuple[Position, Context | None]],
+    settings: RolloutSettings = RolloutSettings(),
+    *,
+    binary: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Callable[[int], None] | None = None,
+) -> list[GnubgRollout]:
+    """`rollout_position` of each (position, context) of ``jobs``, one after the other (one
+    gnubg process at a time); ``progress(done)`` is called as each finishes."""
+    results = []
+    for position, context in jobs:
+        results.append(rollout_position(position, context, settings, binary=binary, timeout=timeout))
+        if progress is not None:
+            progress(len(results))
+    return results
 
 
 def rollout_speed(

@@ -58,7 +58,8 @@ Printing final results.`` come a title line ending in ``:``, the figures line ``
 LBG CL E [CF E]`` (chances of the side on roll, its equity), the standard-error line in
 brackets (optionally followed by a rank such as ``1r``), a line naming the rollout (``Full |
 Truncated (depth T) cubeful | cubeless rollout ... with | without var.redn.`` -- 1.07 spells it
-``variance reduction``) and a line ``N games, ... seed S[ and quasi-random dice]``. Every
+``variance reduction``), a line ``N games, ... seed S[ and quasi-random dice]``, then before
+``Time elapsed`` the lines ``Play: [level name] P-ply ...`` and ``Cube: ... P-ply ...``. Every
 number is checked (chances in 0..1, lose = 1 - win, gammons within wins, errors >= 0) and the
 descriptive lines are checked against the settings asked for, so a gnubg that quietly used
 other settings is caught. Anything else raises `GnubgRolloutError` naming what was unexpected.
@@ -141,7 +142,7 @@ _KIND = re.compile(
     r"(?: \(depth (?P<depth>\d+)\))?(?P<bearoff> \((?:trunc\.|truncated) at [^)]*\))?"
     r" (?P<vr>with|without) (?:var\.redn\.|variance reduction)$")
 _GAMES = re.compile(r"^(?P<games>\d+) games, .*seed (?P<seed>\d+)(?P<rotate> and quasi-random dice)?$")
-_EVALUATION = re.compile(r"^(?P<what>Play|Cube):\s+(?P<plies>\d+)-ply\b")
+_EVALUATION = re.compile(r"^(?P<what>Play|Cube):\s.*?\b(?P<plies>\d+)-ply\b")
 _GNUBG_COMPLAINT = re.compile(
     r"(Unknown keyword|Illegal|[Ii]nvalid|not a valid|must specify|No game in progress|"
     r"No position specified|takes no arguments|You must|is not a legal|cannot)")
@@ -454,7 +455,7 @@ def _check_figures(chances: Sequence[float], errors: Sequence[float], where: str
 
 def _parse_block(lines: Sequence[str], start: int) -> ParsedRollout:
     """The final block whose ``Rollout done`` line is ``lines[start]``."""
-    body = [line.strip("\r") for line in lines[start + 1:start + 20]]
+    body = [line.strip("\r") for line in lines[start + 1:start + 40]]
     body = [line for line in body if line.strip()]
     where = "gnubg's rollout result"
     if len(body) < 5:

@@ -12,9 +12,12 @@ Usage:
   python bench/gnubg_rollouts.py --candidates    how many positions of each kind the matches give
   python bench/gnubg_rollouts.py --measure       gnubg's trials/s at REFERENCE on a few positions
   nice -n 19 python bench/gnubg_rollouts.py --make       pick the set, roll it out, write the file
-  nice -n 19 python bench/gnubg_rollouts.py --make --trials 648 --deep 6
+  nice -n 19 python bench/gnubg_rollouts.py --make --trials 1296 --deep 8
 
-``--make`` is CPU-heavy (tens of minutes on one core): run it at low priority, one process.
+``--make`` is CPU-heavy (about 40 minutes on one core at the defaults, which made the committed
+file): run it at low priority, one process. The file is reproducible: gnubg 1.07's rollouts
+are deterministic for a seed (one fresh gnubg per rollout), and the set is chosen
+deterministically from the reference matches and gnubg's 0-ply evaluation of them.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from bgbot.core.context import Context  # noqa: E402
+from bgbot.core.context import Context, CubeOwner  # noqa: E402
 from bgbot.core.game import (  # noqa: E402
     AutoDoubled,
     Beavered,
@@ -69,15 +72,19 @@ MATCHES = SHARED / "testdata" / "matches"
 DATA = ROOT / "bench" / "data" / "rollout_positions.jsonl"
 FORMAT = "bgbot-gnubg-rollouts-1"
 
-REFERENCE = RolloutSettings(trials=1296, seed=1, plies=0, cubeful=False, truncate=None,
+REFERENCE = RolloutSettings(trials=648, seed=1, plies=0, cubeful=False, truncate=None,
                             variance_reduction=True, quasi_random=True, bearoff_truncation=False)
-"""The setting of every position's reference rollout (``--trials`` may lower the trials)."""
-DEEP = RolloutSettings(trials=144, seed=1, plies=2, cubeful=False, truncate=7,
+"""The setting of every position's reference rollout. 648 trials (18 x 36) because that is what
+fits the 45 CPU-minutes the whole file may cost: gnubg rolls the 30 positions out at about
+2.5 s per trial for all of them together (0-ply with variance reduction, full games)."""
+DEEP = RolloutSettings(trials=108, seed=1, plies=2, cubeful=False, truncate=7,
                        variance_reduction=False, quasi_random=True, bearoff_truncation=False)
-"""The 2-ply chequer-play rollout of a few positions: truncated, no variance reduction (with it
-every ply of a 2-ply rollout costs 21 more 2-ply searches), evaluated at 2 plies at the cut."""
-PER_PLAN = 3
-"""Positions taken of each game plan (fewer where the matches have fewer)."""
+"""The 2-ply chequer-play rollout of a few positions: 108 trials (3 x 36) truncated at 7 plies,
+no variance reduction (with it every ply of a 2-ply rollout costs 21 more 2-ply searches),
+evaluated at 2 plies at the cut; about 1.2 s a trial, so 6 positions cost some 13 minutes."""
+PER_PLAN = {"blitz": 2, "middle_game": 1}
+"""Positions taken of each game plan: 3 unless named here (fewer where the matches have fewer)."""
+DEFAULT_PER_PLAN = 3
 
 
 # --------------------------------------------------------------------------- the set
@@ -91,6 +98,8 @@ class Candidate:
     context: Context
     kind: str
     source: str
+    win: float | None = None
+    """gnubg's 0-ply winning chance, once `screen` has asked (for choosing open positions)."""
 
 
 def pre_roll_positions(record: MatchRecord, name: str) -> Iterator[Candidate]:
@@ -156,23 +165,67 @@ def candidates() -> list[Candidate]:
     return found
 
 
-def pick(pool: Sequence[Candidate], per_plan: int = PER_PLAN) -> list[Candidate]:
-    """``per_plan`` positions of each game plan, spread evenly over the pool (deterministic),
-    each position at most once."""
+def pick(pool: Sequence[Candidate], per_plan: int | None = None) -> list[Candidate]:
+    """Some positions of each game plan (`PER_PLAN`, or ``per_plan`` each), each position at
+    most once, deterministically: money and match positions in turn where both exist, each
+    spread evenly over the best-ranked (`_preference`) of its part of the pool."""
     chosen: list[Candidate] = []
     seen: set[str] = set()
     for plan in GAME_PLANS:
-        pool_plan = []
+        wanted = per_plan if per_plan is not None else PER_PLAN.get(plan, DEFAULT_PER_PLAN)
+        parts: dict[bool, list[Candidate]] = {True: [], False: []}
         for item in pool:
             key = item.position.position_id()
             if item.kind == plan and key not in seen and not item.position.is_game_over():
-                pool_plan.append(item)
+                parts[item.context.is_money].append(item)
                 seen.add(key)
-        if not pool_plan:
-            continue
-        step = len(pool_plan) / min(per_plan, len(pool_plan))
-        chosen += [pool_plan[int(i * step + step / 2)] for i in range(min(per_plan, len(pool_plan)))]
+        for is_money, part in parts.items():
+            for rank in (3, 2, 1):
+                preferred = [item for item in part if _preference(item) >= rank]
+                if preferred:
+                    parts[is_money] = preferred
+                    break
+        counts = {True: 0, False: 0}
+        money = True
+        for _ in range(wanted):
+            if not parts[money] or counts[money] >= len(parts[money]):
+                money = not money
+            if counts[money] >= len(parts[money]):
+                break
+            counts[money] += 1
+            money = not money
+        for is_money, part in parts.items():
+            count = counts[is_money]
+            if count:
+                step = len(part) / count
+                chosen += [part[int(i * step + step / 2)] for i in range(count)]
     return chosen
+
+
+def _preference(item: Candidate) -> int:
+    """How much a position is worth a rollout: 2 points for a game still open (gnubg's 0-ply
+    winning chance within 10-90 %, see `screen`), 1 for a centred cube (the cubeless reference
+    is then the very game a cubeless player plays)."""
+    centred = item.context.cube_value == 1 and item.context.cube_owner is CubeOwner.CENTRE
+    open_game = item.win is None or 0.1 <= item.win <= 0.9
+    return 2 * open_game + centred
+
+
+async def _screen(pool: Sequence[Candidate]) -> list[Candidate]:
+    engine = GnubgEngine(plies=0)
+    try:
+        out = []
+        for item in pool:
+            result = await engine.evaluate(item.position, item.context)
+            out.append(replace(item, win=result.probabilities.win))
+        return out
+    finally:
+        await engine.close()
+
+
+def screen(pool: Sequence[Candidate]) -> list[Candidate]:
+    """``pool`` with gnubg's 0-ply winning chance of each position (a few seconds for all)."""
+    return asyncio.run(_screen(pool))
 
 
 # --------------------------------------------------------------------------- gnubg
@@ -215,14 +268,17 @@ def measure(trials: int) -> None:
                       f"{result.trials_per_second:6.1f} trials/s")
 
 
-def make(trials: int, deep: int, per_plan: int, out: Path) -> None:
+def make(trials: int, deep: int, deep_trials: int, per_plan: int | None, out: Path) -> None:
     """Pick the set, roll it out with gnubg, evaluate it at 2 plies and write ``out``."""
     console = Console()
-    chosen = pick(candidates(), per_plan)
+    pool = candidates()
+    console.print(f"{len(pool)} positions in the reference matches; screening them at gnubg 0-ply")
+    chosen = pick(screen(pool), per_plan)
     settings = replace(REFERENCE, trials=trials)
+    deep_settings = replace(DEEP, trials=deep_trials)
     deep_ids = set(_deep_choice(chosen, deep))
     console.print(f"{len(chosen)} positions; reference: {settings.describe()}; "
-                  f"{len(deep_ids)} with 2-ply chequer play: {DEEP.describe()}")
+                  f"{len(deep_ids)} with 2-ply chequer play: {deep_settings.describe()}")
     evaluations = asyncio.run(_evaluate(chosen, 2))
     records = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -244,12 +300,12 @@ def make(trials: int, deep: int, per_plan: int, out: Path) -> None:
                 "evaluation_2ply": evaluation,
             }
             if record["id"] in deep_ids:
-                deep_result = rollout_position(item.position, item.context, DEEP)
+                deep_result = rollout_position(item.position, item.context, deep_settings)
                 progress.advance(task)
                 record["rollout_2ply"] = _rollout_json(deep_result)
             records.append(record)
     header = {"format": FORMAT, "made": time.strftime("%Y-%m-%d"), "gnubg": records[0]["rollout"].get("gnubg", ""),
-              "reference": settings.to_json(), "deep": DEEP.to_json(),
+              "reference": settings.to_json(), "deep": deep_settings.to_json(),
               "note": "chances for the side on roll before rolling: win, win gammon, win backgammon, "
                       "lose gammon, lose backgammon (gammons include backgammons); equity: money "
                       "points per unit cube or match-winning chance (equity_unit)"}
@@ -261,15 +317,19 @@ def make(trials: int, deep: int, per_plan: int, out: Path) -> None:
     console.print(f"wrote {out} ({len(records)} positions)")
 
 
+DEEP_ORDER = ("opening", "middle_game_blots", "holding", "prime_vs_prime", "back_game", "blitz",
+              "crashed", "bearoff_contact", "middle_game", "race", "bearoff")
+
+
 def _deep_choice(chosen: Sequence[Candidate], count: int) -> list[str]:
-    """``count`` positions for the 2-ply rollouts: one per game plan in turn, contact first."""
-    order = [plan for plan in GAME_PLANS if plan not in ("bearoff", "race")] + ["race", "bearoff"]
+    """``count`` positions for the 2-ply rollouts: one per game plan in `DEEP_ORDER`, a money
+    position where the plan has one."""
     picked: list[str] = []
-    for plan in order:
-        for item in chosen:
-            if item.kind == plan and len(picked) < count:
-                picked.append(item.position.position_id())
-                break
+    for plan in DEEP_ORDER:
+        options = sorted((item for item in chosen if item.kind == plan),
+                         key=lambda item: not item.context.is_money)
+        if options and len(picked) < count:
+            picked.append(options[0].position.position_id())
     return picked
 
 
@@ -319,7 +379,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--trials", type=int, default=REFERENCE.trials,
                         help=f"trials of each reference rollout (default {REFERENCE.trials})")
     parser.add_argument("--deep", type=int, default=6, help="positions with a 2-ply rollout (default 6)")
-    parser.add_argument("--per-kind", type=int, default=PER_PLAN, help=f"positions per kind (default {PER_PLAN})")
+    parser.add_argument("--deep-trials", type=int, default=DEEP.trials,
+                        help=f"trials of each 2-ply rollout (default {DEEP.trials})")
+    parser.add_argument("--per-kind", type=int, default=None,
+                        help=f"positions per kind (default {DEFAULT_PER_PLAN}, but {PER_PLAN})")
     parser.add_argument("--out", type=Path, default=DATA, help=f"the file (default {DATA.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     if args.candidates:
@@ -331,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.measure:
         measure(args.trials if args.trials != REFERENCE.trials else 144)
     elif args.make:
-        make(args.trials, args.deep, args.per_kind, args.out)
+        make(args.trials, args.deep, args.deep_trials, args.per_kind, args.out)
     else:
         show(args.out)
 

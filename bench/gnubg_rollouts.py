@@ -36,7 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rich.console import Console  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
+from rich.progress import (  # noqa: E402
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table  # noqa: E402
 
 from bgbot.core.context import Context, CubeOwner  # noqa: E402
@@ -304,7 +310,8 @@ def make(trials: int, deep: int, deep_trials: int, per_plan: int | None, out: Pa
                 progress.advance(task)
                 record["rollout_2ply"] = _rollout_json(deep_result)
             records.append(record)
-    header = {"format": FORMAT, "made": time.strftime("%Y-%m-%d"), "gnubg": records[0]["rollout"].get("gnubg", ""),
+    header = {"format": FORMAT, "made": time.strftime("%Y-%m-%d"),
+              "gnubg": records[0]["rollout"].get("gnubg", ""),
               "reference": settings.to_json(), "deep": deep_settings.to_json(),
               "note": "chances for the side on roll before rolling: win, win gammon, win backgammon, "
                       "lose gammon, lose backgammon (gammons include backgammons); equity: money "
@@ -372,18 +379,22 @@ def show(path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--make", action="store_true", help="pick the set, roll it out, write the file")
     parser.add_argument("--candidates", action="store_true", help="count the positions per kind")
-    parser.add_argument("--measure", action="store_true", help="gnubg's trials/s at the reference setting")
+    parser.add_argument("--measure", action="store_true",
+                        help="gnubg's trials/s at the reference setting")
     parser.add_argument("--trials", type=int, default=REFERENCE.trials,
                         help=f"trials of each reference rollout (default {REFERENCE.trials})")
-    parser.add_argument("--deep", type=int, default=6, help="positions with a 2-ply rollout (default 6)")
+    parser.add_argument("--deep", type=int, default=6,
+                        help="positions with a 2-ply rollout (default 6)")
     parser.add_argument("--deep-trials", type=int, default=DEEP.trials,
                         help=f"trials of each 2-ply rollout (default {DEEP.trials})")
     parser.add_argument("--per-kind", type=int, default=None,
                         help=f"positions per kind (default {DEFAULT_PER_PLAN}, but {PER_PLAN})")
-    parser.add_argument("--out", type=Path, default=DATA, help=f"the file (default {DATA.relative_to(ROOT)})")
+    parser.add_argument("--out", type=Path, default=DATA,
+                        help=f"the file (default {DATA.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     if args.candidates:
         pool = candidates()

@@ -123,7 +123,7 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 3600.0
-"""Seconds one gnubg run (all its positions) may take before it is killed."""
+"""Seconds one rollout (one gnubg run) may take before gnubg is killed."""
 OUTPUT_DIGITS = 4
 """Decimals gnubg prints (``set output digits``); 5 would overflow its 9-byte number buffers."""
 _DONE = "Rollout done. Printing final results."
@@ -186,15 +186,15 @@ class RolloutSettings:
     the rule changes a cubeless rollout too."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.trials, bool) or not isinstance(self.trials, int) or not 1 <= self.trials <= 10_000_000:
-            raise FormatError("trials", self.trials, "a whole number of trials, 1..10,000,000")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**31:
-            raise FormatError("seed", self.seed, "a whole number 0..2**31-1")
-        if isinstance(self.plies, bool) or not isinstance(self.plies, int) or not 0 <= self.plies <= MAX_PLIES:
-            raise FormatError("plies", self.plies, f"gnubg look-ahead 0..{MAX_PLIES}")
-        if self.truncate is not None and (isinstance(self.truncate, bool) or not isinstance(self.truncate, int)
-                                          or not 1 <= self.truncate <= 1000):
-            raise FormatError("truncate", self.truncate, "None (no truncation) or plies 1..1000")
+        _whole("trials", self.trials, 1, 10_000_000)
+        _whole("seed", self.seed, 0, 2**31 - 1)
+        _whole("plies", self.plies, 0, MAX_PLIES)
+        if self.truncate is not None:
+            _whole("truncate", self.truncate, 1, 1000)
+        for name in ("cubeful", "variance_reduction", "quasi_random", "bearoff_truncation",
+                     "prune", "chequer_cubeful"):
+            if not isinstance(getattr(self, name), bool):
+                raise FormatError(name, getattr(self, name), "true or false")
 
     def describe(self) -> str:
         """One line for humans: what the figures mean."""
@@ -214,8 +214,14 @@ class RolloutSettings:
         known = {name for name in cls.__dataclass_fields__}
         unknown = set(data) - known
         if unknown:
-            raise FormatError("rollout settings", sorted(unknown), f"unknown keys (known: {sorted(known)})")
+            raise FormatError("rollout settings", sorted(unknown),
+                              f"unknown keys (known: {sorted(known)})")
         return cls(**data)
+
+
+def _whole(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise FormatError(name, value, f"a whole number {low}..{high}")
 
 
 def settings_commands(settings: RolloutSettings) -> list[str]:
@@ -379,7 +385,8 @@ class GnubgRollout:
             "chances": [round(x, 6) for x in self.chances],
             "chances_se": [round(x, 6) for x in self.chances_se],
             "equity": [round(x, 6) for x in self.equity],
-            "cubeful_equity": None if self.cubeful_equity is None else [round(x, 6) for x in self.cubeful_equity],
+            "cubeful_equity": (None if self.cubeful_equity is None
+                               else [round(x, 6) for x in self.cubeful_equity]),
             "equity_unit": "mwc" if self.match_play else "points",
             "trials": self.trials,
             "seconds": round(self.seconds, 3),
@@ -415,7 +422,8 @@ def context_from_json(data: dict[str, Any]) -> Context:
     try:
         owner = CubeOwner[str(data.get("cube_owner", "centre")).upper()]
     except KeyError:
-        raise FormatError("context.cube_owner", data.get("cube_owner"), "centre, me or opponent") from None
+        raise FormatError("context.cube_owner", data.get("cube_owner"),
+                          "centre, me or opponent") from None
     length = int(data.get("match_length", 0))
     crawford = bool(data.get("crawford", False))
     mine, theirs = int(data.get("my_score", 0)), int(data.get("opponent_score", 0))
@@ -448,7 +456,7 @@ def _check_figures(chances: Sequence[float], errors: Sequence[float], where: str
         raise GnubgRolloutError(f"{where}: a chance or error outside 0..1 ({bad[0]})")
     if abs(win + lose - 1.0) > _TOLERANCE:
         raise GnubgRolloutError(f"{where}: win {win} and lose {lose} do not add up to 1")
-    if wbg > wg + _TOLERANCE or wg > win + _TOLERANCE or lbg > lg + _TOLERANCE or lg > lose + _TOLERANCE:
+    if any(part > whole + _TOLERANCE for part, whole in ((wbg, wg), (wg, win), (lbg, lg), (lg, lose))):
         raise GnubgRolloutError(f"{where}: backgammons above gammons or gammons above games "
                                 f"({win} {wg} {wbg} - {lose} {lg} {lbg})")
 
@@ -469,7 +477,8 @@ def _parse_block(lines: Sequence[str], start: int) -> ParsedRollout:
                                 f"(probabilities, not percentages), got {figures_line!r}")
     errors = _ERRORS.match(errors_line)
     if errors is None:
-        raise GnubgRolloutError(f"{where}: expected the standard errors in brackets, got {errors_line!r}")
+        raise GnubgRolloutError(f"{where}: expected the standard errors in brackets, "
+                                f"got {errors_line!r}")
     kind = _KIND.match(kind_line.strip())
     if kind is None:
         raise GnubgRolloutError(f"{where}: expected '<Full|Truncated> <cubeful|cubeless> rollout "
@@ -797,7 +806,8 @@ def rollout_play_candidates(
             raise GnubgRolloutError(f"{format_play(play)} ends the game: nothing to roll out")
     rollouts = rollout_positions([(result, ctx.swapped()) for result in after], settings,
                                  binary=binary, timeout=timeout, progress=progress)
-    ranked = [PlayRollout(play, format_play(play), rollout) for play, rollout in zip(candidates, rollouts)]
+    ranked = [PlayRollout(play, format_play(play), rollout)
+              for play, rollout in zip(candidates, rollouts)]
 
     def key(item: PlayRollout) -> float:
         figure = item.cubeful_equity if item.cubeful_equity is not None else item.equity

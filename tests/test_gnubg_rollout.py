@@ -7,8 +7,10 @@ rolls out in a fraction of a second even with variance reduction, so CI stays fa
 from __future__ import annotations
 
 import asyncio
+import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +31,7 @@ from bgbot.engines.gnubg_rollout import (
     rollout_speed,
     rollout_transcript,
 )
+from bgbot.players.position_class import game_plan
 
 from .conftest import board
 
@@ -250,3 +253,64 @@ def test_context_json_round_trips() -> None:
         assert context_from_json(context_to_json(context)) == context
     with pytest.raises(Exception, match="cube_owner"):
         context_from_json({"cube_owner": "nobody"})
+
+
+# ------------------------------------------------------------------ the committed reference set
+
+DATA = Path(__file__).resolve().parents[1] / "bench" / "data" / "rollout_positions.jsonl"
+REQUIRED_KINDS = {"opening", "middle_game_blots", "prime_vs_prime", "back_game", "crashed",
+                  "holding", "race", "bearoff_contact", "bearoff"}
+
+
+def _reference_set() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    lines = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    return lines[0], lines[1:]
+
+
+def test_the_reference_set_is_well_formed() -> None:
+    header, records = _reference_set()
+    assert header["format"] == "bgbot-gnubg-rollouts-1"
+    reference = RolloutSettings.from_json(header["reference"])
+    assert not reference.cubeful and reference.variance_reduction and reference.trials % 36 == 0
+    assert len(records) >= 24
+    assert REQUIRED_KINDS <= {record["kind"] for record in records}
+    assert len({record["id"] for record in records}) == len(records)
+    assert sum(1 for record in records if "rollout_2ply" in record) >= 6
+    for record in records:
+        position = Position.from_position_id(record["id"])
+        context = context_from_json(record["context"])
+        assert game_plan(position) == record["kind"]
+        assert list(position.pip_counts()) == record["pips"]
+        rollout = record["rollout"]
+        assert RolloutSettings.from_json(rollout["settings"]) == reference
+        assert rollout["trials"] == reference.trials
+        assert rollout["equity_unit"] == ("points" if context.is_money else "mwc")
+        win, wg, wbg, lg, lbg = rollout["chances"]
+        assert 0 <= wbg <= wg <= win <= 1 and 0 <= lbg <= lg <= 1 - win + 1e-4
+        assert rollout["cubeful_equity"] is None
+        if context.is_money:  # the cubeless money equity is the chances' equity
+            assert rollout["equity"][0] == pytest.approx(
+                2 * win - 1 + wg - lg + wbg - lbg, abs=0.002)
+
+
+@pytest.mark.gnubg
+def test_the_reference_set_reproduces(gnubg_binary: str) -> None:
+    """gnubg's rollout of the set's quickest position, again at the recorded setting: the same
+    figures to the last printed digit."""
+    header, records = _reference_set()
+    record = min(records, key=lambda item: item["rollout"]["seconds"])
+    result = rollout_position(Position.from_position_id(record["id"]),
+                              context_from_json(record["context"]),
+                              RolloutSettings.from_json(header["reference"]), binary=gnubg_binary)
+    stored = record["rollout"]
+    assert [round(x, 6) for x in result.chances] == stored["chances"]
+    assert [round(x, 6) for x in result.equity] == stored["equity"]
+
+
+@pytest.mark.parametrize("field, value", [("trials", 0), ("trials", True), ("plies", 5),
+                                          ("truncate", 0), ("seed", -1), ("cubeful", 1)])
+def test_bad_settings_are_refused_by_name(field: str, value: object) -> None:
+    with pytest.raises(Exception, match=field):
+        RolloutSettings(**{field: value})  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="unknown keys"):
+        RolloutSettings.from_json({"trials": 36, "speed": 2})

@@ -340,7 +340,7 @@ def test_the_daemon_step_by_step(workspace: Workspace) -> None:
                 assert done.stdout.strip().endswith(": OK"), done.stdout
             elif "--watch" in command:
                 assert re.search(r"wins \d+ point", done.stdout), done.stdout[-2000:]
-        workspace.run(INLINE_RUN["bgbot ctl keygen FILE"] or "")
+        workspace.run(INLINE_RUN["bgbot ctl keygen FILE"] or "")  # the inline one, here
     finally:
         assert stop(daemon) == 0
 
@@ -399,14 +399,12 @@ def test_online_servers(workspace: Workspace) -> None:
 
 
 @needs_bgbot
-@pytest.mark.parametrize("name", sorted(INLINE_RUN))
+@pytest.mark.parametrize("name", sorted(set(INLINE_RUN) - {"bgbot ctl keygen FILE"}))
 def test_the_commands_named_in_the_text(workspace: Workspace, name: str) -> None:
     if name in NEEDS_DATA and not TESTDATA.is_dir():
         pytest.skip(f"needs the reference data {TESTDATA} (set BGBOT_SHARED)")
     if NEEDS_GNUBG.search(name) and GNUBG is None:
         pytest.skip("needs GNU Backgammon")
-    if name == "bgbot ctl keygen FILE":
-        pytest.skip("run in test_the_daemon_step_by_step, beside the daemon")
     here = workspace.root / "measure"  # a folder of its own: its duels are new ones
     here.mkdir(exist_ok=True)
     for link in ("bench", "tests", "config"):

@@ -16,6 +16,14 @@ from .conftest import TESTDATA
 
 MATCHES = TESTDATA / "matches"
 
+
+def reference(name: str) -> Path:
+    """A match file of the reference data (the test is skipped without them)."""
+    path = MATCHES / name
+    if not path.exists():
+        pytest.skip(f"reference data {path} not found (set BGBOT_SHARED)")
+    return path
+
 # gnubg's own statistics table, as printed by `show statistics match` (reference §7.3).
 GNUBG_TABLE = """\
 Player                                   Alice                   Bob                    
@@ -72,7 +80,7 @@ def test_a_table_without_figures_is_an_error() -> None:
 def test_analyze_prints_error_rates_for_both_players(
     gnubg_binary: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli(["analyze", str(MATCHES / "m03-3pt.mat")]) == 0
+    assert cli(["analyze", str(reference("m03-3pt.mat"))]) == 0
     out = capsys.readouterr().out
     assert "gnubgA" in out and "gnubgB" in out
     for row in ("Chequer error rate mEMG", "Cube error rate mEMG", "Overall error rate mEMG",
@@ -85,12 +93,12 @@ def test_analyze_prints_error_rates_for_both_players(
 def test_analyze_json_is_one_object_per_match(
     gnubg_binary: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli(["analyze", str(MATCHES / "m03-3pt.mat"), "--json"]) == 0
+    assert cli(["analyze", str(reference("m03-3pt.mat")), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["unit"] == "MWC" and data["plies"] == 0
     names = [player["name"] for player in data["players"]]
     assert names == ["gnubgA", "gnubgB"]
-    index = json.loads((MATCHES / "INDEX.json").read_text())
+    index = json.loads((reference("INDEX.json")).read_text())
     entry = next(e for e in (index if isinstance(index, list) else index.values())
                  if isinstance(e, dict) and e.get("mat") == "m03-3pt.mat")
     for player in data["players"]:
@@ -109,7 +117,7 @@ def test_analyze_json_is_one_object_per_match(
 @pytest.mark.gnubg
 def test_the_noisy_player_makes_the_errors(gnubg_binary: str) -> None:
     """In the -noisy files only player 1 (gnubgB) plays with evaluation noise."""
-    analysis = analyze_match(MATCHES / "m04-3pt-noisy.mat")
+    analysis = analyze_match(reference("m04-3pt-noisy.mat"))
     clean, noisy = analysis.players
     assert noisy.chequerplay["error_rate"]["emg"] < clean.chequerplay["error_rate"]["emg"] - 10
     assert noisy.overall["rating"] != "Supernatural"
@@ -117,14 +125,14 @@ def test_the_noisy_player_makes_the_errors(gnubg_binary: str) -> None:
 
 @pytest.mark.gnubg
 def test_money_sessions_report_points(gnubg_binary: str) -> None:
-    analysis = analyze_match(MATCHES / "m11-money-jacoby.mat")
+    analysis = analyze_match(reference("m11-money-jacoby.mat"))
     assert analysis.unit == "Points"
     assert set(analysis.players[0].overall["error_rate"]) == {"emg", "points"}
 
 
 @pytest.mark.gnubg
 def test_names_with_spaces_survive(gnubg_binary: str, tmp_path: Path) -> None:
-    text = (MATCHES / "m03-3pt.mat").read_text()
+    text = (reference("m03-3pt.mat")).read_text()
     long_name = "Alice Cooper of the Long Names"  # wider than gnubg's column; gnubg keeps 31
     renamed = tmp_path / "my match 'one'.mat"
     renamed.write_text(text.replace("gnubgA", long_name).replace("gnubgB", "Bob M"))
@@ -145,12 +153,12 @@ def test_missing_and_unreadable_files_give_clear_errors(gnubg_binary: str,
     with pytest.raises(AnalysisError):
         analyze_match(tmp_path)  # a directory
     with pytest.raises(AnalysisError, match="plies"):
-        analyze_match(MATCHES / "m03-3pt.mat", plies=-1)
+        analyze_match(reference("m03-3pt.mat"), plies=-1)
 
 
 def test_a_missing_gnubg_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(AnalysisError, match="not found"):
-        analyze_match(MATCHES / "m03-3pt.mat", binary=str(tmp_path / "no-gnubg"))
+        analyze_match(reference("m03-3pt.mat"), binary=str(tmp_path / "no-gnubg"))
 
 
 # ============================================================== the file's own rules and faults
@@ -189,7 +197,7 @@ def test_a_cubeless_session_is_judged_without_the_cube(gnubg_binary: str,
 @pytest.mark.gnubg
 def test_files_our_reader_refuses_are_named_not_analysed(gnubg_binary: str,
                                                          tmp_path: Path) -> None:
-    text = (MATCHES / "m03-3pt.mat").read_text()
+    text = (reference("m03-3pt.mat")).read_text()
     first_move = re.search(r"  1\) (\d\d): (\S+ \S+)", text)
     assert first_move is not None
     illegal = tmp_path / "illegal.mat"
@@ -198,7 +206,7 @@ def test_files_our_reader_refuses_are_named_not_analysed(gnubg_binary: str,
     with pytest.raises(AnalysisError, match=r"game 1, move 1"):
         analyze_match(illegal)
     truncated = tmp_path / "truncated.mat"
-    truncated.write_bytes((MATCHES / "m03-3pt.mat").read_bytes()[:3000])
+    truncated.write_bytes((reference("m03-3pt.mat")).read_bytes()[:3000])
     with pytest.raises(AnalysisError, match=r"game \d+"):
         analyze_match(truncated)
 
@@ -230,6 +238,35 @@ def test_a_board_name_drops_the_cube_owners_label() -> None:
 def test_the_snowie_rate_has_no_empty_second_figure(gnubg_binary: str) -> None:
     from bgbot.engines.analysis import format_analysis
 
-    text = format_analysis(analyze_match(MATCHES / "m03-3pt.mat"))
+    text = format_analysis(analyze_match(reference("m03-3pt.mat")))
     line = next(line for line in text.splitlines() if line.startswith("Snowie error rate"))
     assert "(" not in line
+
+
+@pytest.mark.gnubg
+def test_a_file_cut_at_a_line_end_is_named_not_analysed(gnubg_binary: str,
+                                                        tmp_path: Path) -> None:
+    """Cut between two lines, the reader sees a game without a result: it was analysed."""
+    lines = session_file(tmp_path, cube=True, games=1).read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.mat"
+    cut.write_text("".join(lines[:len(lines) // 2]))
+    with pytest.raises(AnalysisError, match=r"cut.mat: game 1 ends after \d+ moves without a "
+                       r"result.*--unfinished"):
+        analyze_match(cut)
+    analysis = analyze_match(cut, unfinished=True)  # asked for: what is there
+    assert analysis.players[0].chequerplay["moves"] > 0
+
+
+@pytest.mark.gnubg
+def test_gnubg_judging_its_own_depth_is_said(gnubg_binary: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A player bgbot names gnubg:plies=0, analysed at 0-ply, scores no error by that judge:
+    the table says why (it said "Supernatural" without a word)."""
+    path = session_file(tmp_path, cube=True, games=2)
+    renamed = tmp_path / "vs-gnubg.mat"
+    renamed.write_text(path.read_text().replace("pubeval", "gnubg_plies=0"))
+    assert cli(["analyze", str(renamed)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: gnubg_plies=0 is gnubg at 0-ply, judged by gnubg at 0-ply" in out
+    assert "--plies 1 or more" in out
+    assert not [w for w in analyze_match(renamed, plies=1).warnings if "gnubg at" in w]

@@ -353,7 +353,9 @@ def test_cli_plays_as_a_bot_account_until_sigterm(tmp_path: Path) -> None:
 
     code, err, server = asyncio.run(scenario())
     assert code == 0, err
-    assert "BOT_cli on 127.0.0.1" in err and "guest login" in err
+    assert "bgbot bgammon: bgammon-bot_cli on 127.0.0.1" in err and "guest login" in err
+    assert f"bgbot bgammon: bgammon-bot_cli: connected to 127.0.0.1:" in err
+    assert "bgbot bgammon: bgammon-bot_cli: logged in as BOT_cli" in err
     assert (tmp_path / "bgammon-bot_cli.jsonl").exists()
 
 

@@ -147,7 +147,7 @@ def test_report_without_matplotlib_says_what_to_install(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, _, err = _run(capsys, "random", "random", "--report", str(tmp_path / "rep"),
                         "--db", str(tmp_path / "r.sqlite"))
-    assert code == 2 and "bgbot[report]" in err
+    assert code == 2 and "pip install matplotlib" in err
 
 
 def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -342,3 +342,49 @@ def test_a_duel_against_gnubg_leaves_no_private_directories(
     left = sorted(p.name for p in scratch.iterdir())
     shutil.rmtree(scratch)
     assert left == []
+
+
+# ====================================================================== files it cannot write
+
+
+def _duel_process(*argv: str, cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bgbot.cli", "duel", *argv],
+                          capture_output=True, text=True, timeout=120, cwd=cwd,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("where, message", [
+    (("--db", "/proc/nope/r.sqlite"), "bgbot duel: --db /proc/nope: cannot write there"),
+    ((), "bgbot duel: the results folder duels: cannot write there"),
+    (("--report", "/proc/nope"), "bgbot duel: --report /proc/nope: cannot write there"),
+])
+def test_a_place_it_cannot_write_is_refused_before_playing(tmp_path: Path, where: tuple[str, ...],
+                                                           message: str) -> None:
+    """/proc takes no new folders, whoever runs the test: the duel's default folder (the
+    command runs in /proc), --db and --report there were tracebacks, --report's only after
+    the whole duel."""
+    db = () if where == () or where[0] == "--db" else ("--db", str(tmp_path / "r.sqlite"))
+    done = _duel_process("random", "random", "--pairs", "1", *db, *where,
+                         cwd="/proc" if where == () else tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(message), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""  # nothing played
+    assert where or done.stderr.rstrip().endswith("; choose another place with --db FILE")
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_db_that_is_no_database_is_named(tmp_path: Path) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("not a database, but a long enough text to be read as one " * 20)
+    done = _duel_process("random", "random", "--pairs", "1", "--db", str(db), "--resume")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"bgbot duel: --db {db}: cannot use it as a results file")
+
+
+def test_resume_without_a_results_file_says_it_starts_anew(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    done = _duel_process("random", "random", "--pairs", "1", "--db", str(db), "--resume")
+    assert done.returncode == 0, done.stderr
+    assert (f"bgbot duel: --resume: there is no results file {db} yet, so this duel starts "
+            "from its first pair") in done.stderr
+    assert "Stopped: 1 pair played" in done.stdout  # was "1 pairs played"

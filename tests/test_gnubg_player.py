@@ -543,8 +543,8 @@ def test_cli_help_teaches_the_gnubg_commands(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         parser.parse_args(["gnubg-player", "--help"])
     text = capsys.readouterr().out
-    for needed in ("set player 1 external 127.0.0.1:", "new match", "--listen", "--player",
-                   "--log-dir", "heuristic", "play"):
+    for needed in ("set player 1 external 127.0.0.1:", "new match", "--listen", "--agent",
+                   "--logs", "--config", "heuristic", "play"):
         assert needed in text
     args = parser.parse_args(["gnubg-player", "--listen", "127.0.0.1:0", "--beavers", "1"])
     assert args.func is not None and args.beavers == 1

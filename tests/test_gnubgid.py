@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,9 @@ from bgbot.formats.gnubgid import (
     encode_match_id,
 )
 
-IDS = Path("/work/shared/testdata/ids.jsonl")
-if not IDS.exists():  # a checkout that carries the shared data next to the repo
-    IDS = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "ids.jsonl"
+from .conftest import TESTDATA
+
+IDS = TESTDATA / "ids.jsonl"
 
 
 def _records() -> list[dict[str, Any]]:

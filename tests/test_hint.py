@@ -127,8 +127,61 @@ def test_no_cube_advice_where_no_double_is_possible() -> None:
 def test_the_text_says_the_rank_equity_and_chances() -> None:
     text = bgbot("hint", MIDDLE, "31").stdout.splitlines()
     assert text[0].startswith("heuristic-0ply, 31 to play (money, cube 1 centred)")
-    assert text[1].lstrip().startswith("1. ") and text[2].lstrip().startswith("2. ")
-    assert len(text) == 1 + len(Position.from_position_id(MIDDLE).legal_plays((3, 1)))
+    assert text[2].lstrip().startswith("1. ") and text[3].lstrip().startswith("2. ")
+    assert len(text) == 3 + len(Position.from_position_id(MIDDLE).legal_plays((3, 1)))
+
+
+def test_the_chance_columns_are_labelled() -> None:
+    """Each of the six chances has its name above it, and a line says what they are."""
+    text = bgbot("hint", MIDDLE, "31").stdout.splitlines()
+    header, first = text[1], text[2]
+    chances = first.split("  ")[-2].strip().replace(" - ", " ").split()
+    assert len(chances) == 6
+    for name, value in zip(["win", "gam", "bg", "lose", "gam", "bg"], chances):
+        at = first.index(value, first.index("equity") + 15) if name == "win" else \
+            first.index(value, at + 1)
+        assert header[at:at + 5].strip() == name, (header, first)
+    assert text[-1].startswith("chances after the play, for the side that plays it: win,")
+    cube = bgbot("hint", MIDDLE).stdout.splitlines()
+    assert cube[1].split() == ["win", "gam", "bg", "-", "lose", "gam", "bg"]
+
+
+def _carried_survivor() -> tuple[Position, tuple[int, int]]:
+    """A position and roll where 2-ply's second filter leaves one play (seeded search)."""
+    import random
+
+    player = HeuristicPlayer(plies=2)
+    rng = random.Random(3)
+    position = OPENING
+    for _ in range(400):
+        dice = (rng.randint(1, 6), rng.randint(1, 6))
+        plays = position.legal_plays(dice)
+        if len(plays) > 1:
+            scored = player.evaluator.plays(position, dice)
+            values = [player._utility(probs, Context()) for *_, probs in scored]
+            levels = player._search(values, lambda i: Position._trusted(scored[i][2],
+                                                                        scored[i][1]), Context())
+            if len(levels) == 3 and len(levels[2]) == 1 and len(levels[1]) > 1:
+                return position, dice
+        position = position.apply(rng.choice(plays)).swapped() if plays else position.swapped()
+        if position.is_race():
+            position = OPENING
+    raise AssertionError("no position found where one play survives the 2-ply filter")
+
+
+def test_each_play_says_the_depth_its_chances_come_from() -> None:
+    """A play alone after 2-ply's second filter is not looked at deeper: its chances are
+    1-ply ones and it says so (it said 2)."""
+    position, dice = _carried_survivor()
+    player = HeuristicPlayer(plies=2)
+    data = hint_json(position.position_id(), f"{dice[0]}{dice[1]}", "--plies", "2")
+    depths = [play["depth"] for play in data["plays"]]
+    assert depths[0] == 1 and 2 not in depths
+    for play in data["plays"]:
+        after = Position.from_position_id(play["position_id"])
+        if play["depth"] == 1:  # the chances are the 1-ply ones of the position after
+            one_ply = player._one_ply_probs(after)._asdict()
+            assert play["chances"] == pytest.approx(one_ply, abs=2e-6)
 
 
 def test_only_the_heuristic_player_ranks_plays() -> None:

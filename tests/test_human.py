@@ -17,7 +17,7 @@ import pytest
 
 from bgbot import Position
 from bgbot.formats.mat import parse_match
-from bgbot.core.game import Moved
+from bgbot.core.game import Doubled, Dropped, Moved, Taken
 
 PROMPT = re.compile(r"(your move \((\d)(\d)\): |roll or double\? \[[^\]]*\]: |"
                     r"take, drop(?: or beaver)?\? |accept\? \[y/n\]: )$")
@@ -119,6 +119,25 @@ def test_a_person_plays_a_match_at_the_terminal(tmp_path: Path) -> None:
                    and len(a.before.legal_plays(a.dice)) > 1]
     assert len(human_moves) == typed_moves
     assert "games won" in transcript  # the table at the end
+    # the other side's turns are told, not silent: every roll and play, every cube action
+    bot = "random:seed=4,cube=on"
+    actions = [a for g in record.games for a in g.actions]
+    told = re.findall(rf"^game \d+: {re.escape(bot)} rolls (\d\d) and (?:plays (.+)|cannot "
+                      r"move)$", transcript, re.M)
+    played = [a for a in actions if isinstance(a, Moved) and a.seat == 1]
+    assert [(f"{max(a.dice)}{min(a.dice)}", str(a.play)) for a in played] == told
+    for kind, verb in ((Doubled, "doubles to"), (Taken, "takes"), (Dropped, "drops")):
+        count = sum(isinstance(a, kind) and a.seat == 1 for a in actions)
+        assert len(re.findall(rf"^game \d+: {re.escape(bot)} {verb}", transcript, re.M)) == count
+    assert any(isinstance(a, (Taken, Dropped)) and a.seat == 1 for a in actions)
+    # every game's result with the score after it, and the match's
+    ends = re.findall(r"^game (\d+): (\S+) wins (\d+) points? \((.+)\); 3-point match, score "
+                      rf"human (\d+), {re.escape(bot)} (\d+)$", transcript, re.M)
+    assert len(ends) == len(record.games)
+    assert [int(n) for n, *_ in ends] == list(range(1, len(record.games) + 1))
+    assert tuple(int(x) for x in ends[-1][4:]) == record.final_score
+    assert re.search(rf"^({re.escape(bot)}|human) wins the 3-point match \d+-\d+$", transcript,
+                     re.M)
 
 
 def test_the_end_of_the_input_ends_the_session_with_one_clear_line(tmp_path: Path) -> None:
@@ -142,3 +161,40 @@ def test_a_bad_human_option_is_refused(spec: str, tmp_path: Path) -> None:
     done = subprocess.run(bgbot("play", spec, "pubeval", "--out", str(tmp_path)),
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "nosuch" in done.stderr
+
+
+def test_a_resignation_and_its_answer_are_told(tmp_path: Path) -> None:
+    """The person resigns a backgammon at the first chance; the bot's answer and the game's
+    result (with the points so far) appear on the terminal."""
+    terminal = Terminal(bgbot("play", "human", "heuristic", "--money", "--games", "1",
+                              "--seed", "3", "--out", str(tmp_path / "logs")), tmp_path)
+    transcript = ""
+    resigned = False
+    try:
+        while True:
+            prompt = terminal.read_until_prompt()
+            transcript += terminal.text
+            if prompt is None:
+                break
+            if prompt.group(2):
+                if not resigned:
+                    terminal.type("resign 3")  # at a move: offered before the next roll
+                    assert terminal.read_until_prompt() is not None
+                    transcript += terminal.text
+                    resigned = True
+                position = Position.from_position_id(
+                    re.findall(r"Position ID (\S+)", transcript)[-1])
+                dice = (int(prompt.group(2)), int(prompt.group(3)))
+                terminal.type(str(position.legal_plays(dice)[0]))
+            elif prompt.group(0).startswith("roll or double"):
+                terminal.type("" if resigned else "resign 3")
+                resigned = True
+            else:
+                terminal.type("take" if prompt.group(0).startswith("take") else "n")
+    finally:
+        code = terminal.close()
+    assert code == 0, transcript[-2000:]
+    assert "game 1: human offers to resign a backgammon" in transcript
+    assert "game 1: heuristic accepts the resignation" in transcript
+    assert ("game 1: heuristic wins 3 points (human resigned a backgammon); money, points so "
+            "far human 0, heuristic 3") in transcript

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bgbot.core.game import Moved
+from bgbot.core.game import Doubled, Dropped, Moved, Taken
 from bgbot.formats.mat import parse_match
 
 from .plugins import ROOT
@@ -258,3 +259,65 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
                           env=environment())
     assert len(done.stdout.splitlines()) == 3
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, timeout: float = 300) -> tuple[int, str]:
+    """Run ``argv`` on a pseudo-terminal (stdout, stderr and stdin), as a person would see it:
+    (exit status, everything it wrote)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+                               env={**environment(), "COLUMNS": "120", "TERM": "dumb"},
+                               close_fds=True)
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            elif process.poll() is not None:
+                break
+        code = process.wait(timeout=60)
+    finally:
+        os.close(master)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_watch_tells_the_cube_and_puts_the_score_under_every_board(tmp_path: Path) -> None:
+    """Doubles, takes and drops were never shown, and the boards had no score or cube."""
+    a, b = "random:seed=1,cube=on", "random:seed=2,cube=on"
+    code, text = _on_a_terminal(command(a, b, "--length", "5", "--watch", "--out",
+                                        str(tmp_path)), tmp_path)
+    assert code == 0, text[-2000:]
+    (path,) = tmp_path.glob("*.mat")
+    record = parse_match(path.read_text())
+    actions = [(g.number, x) for g in record.games for x in g.actions]
+    lines = text.splitlines()
+    for kind, verb in ((Doubled, "doubles to"), (Taken, "takes"), (Dropped, "drops")):
+        told = [line for line in lines if f" {verb}" in line and line.startswith("game ")]
+        made = [(n, x) for n, x in actions if isinstance(x, kind)]
+        assert len(told) == len(made) > 0, kind
+        for line, (number, action) in zip(told, made):
+            assert line.startswith(f"game {number}: {(a, b)[action.seat]} {verb}")
+    # under every board: the score and the cube, as they are after the move
+    frames = [i for i, line in enumerate(lines) if "; Position ID " in line]
+    assert len(frames) == sum(isinstance(x, Moved) for _, x in actions)
+    for i in frames:
+        assert re.fullmatch(rf" 5-point match, score {re.escape(a)} \d+, {re.escape(b)} \d+"
+                            r"(, Crawford game)?; (cube \d+, (centred|owned by .+)|no cube "
+                            r"\(Crawford game\))", lines[i + 1]), lines[i + 1]
+    assert any("; cube 2, owned by" in lines[i + 1] for i in frames)
+    ends = [line for line in lines if re.match(r"game \d+: .+ wins \d+ points? \(", line)]
+    assert len(ends) == len(record.games)
+    assert ends[-1].endswith(f"5-point match, score {a} {record.final_score[0]}, {b} "
+                             f"{record.final_score[1]}")

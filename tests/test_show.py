@@ -120,3 +120,17 @@ def test_a_game_or_move_beyond_the_file_is_named(match_file: Path, args: tuple[s
 def test_game_and_move_need_a_match_file() -> None:
     done = bgbot("show", "4HPwATDgc/ABMA", "--move", "3", check=False)
     assert done.returncode == 2 and "for a match file" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["nofile.mat", "matches/missing.mat", "/no/such/place"])
+def test_a_missing_file_is_called_a_missing_file(tmp_path: Path, name: str) -> None:
+    """It was called "not a Position ID"."""
+    done = subprocess.run([sys.executable, "-m", "bgbot.cli", "show", name], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"bgbot show: {name}: no such file"), done.stderr
+
+
+def test_a_bad_position_text_is_still_called_one() -> None:
+    done = bgbot("show", "4HPwATDgc", check=False)
+    assert done.returncode == 2 and "not a Position ID" in done.stderr

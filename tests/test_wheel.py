@@ -33,6 +33,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "bgbot/players/data/contact.bgw" in names
     assert any(n.startswith("bgbot/players/_contact.") and n.endswith(".so") for n in names)
     assert any(n.startswith("bgbot/core/_movegen.") and n.endswith(".so") for n in names)
+    # what the systemd units and the README's daemon set-up take from <environment>/share
+    for shared in ("share/doc/bgbot/README.md", "share/bgbot/bgbot.toml",
+                   "share/bgbot/systemd/bgbot.service", "share/bgbot/systemd/bgbot@.service"):
+        assert f"bgbot-0.1.0.data/data/{shared}" in names, shared
     target = out / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True, timeout=600)

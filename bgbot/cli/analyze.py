@@ -14,7 +14,9 @@ examples:
 Error rates are gnubg's: mEMG (milli-equivalent money games) per decision, with the MWC
 percentage in match play or points in money play; errors and bad luck are negative.
 The file is read with bgbot's own reader first: an illegal move or a truncated game is
-named, not analysed. The rules come from the file (bgbot writes cubeless, Jacoby and beaver
+named, not analysed (--unfinished analyses a file whose last game has no result yet).
+gnubg judging its own play at its own depth finds no error in it: a player named
+gnubg:plies=N (as bgbot names gnubg's engine) is judged with a warning unless --plies > N. The rules come from the file (bgbot writes cubeless, Jacoby and beaver
 tags); --cubeless and --jacoby say them for files that do not.
 GNU Backgammon must be installed (/usr/games/gnubg, or set BGBOT_GNUBG).
 """
@@ -43,6 +45,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--jacoby", choices=("on", "off"), default=None,
                    help="money play: judge with or without the Jacoby rule (default: the "
                    "file's Jacoby tag, else gnubg's own default, on)")
+    p.add_argument("--unfinished", action="store_true",
+                   help="analyse a file whose last game has no result (a match still in play)")
     p.set_defaults(func=_cmd_analyze)
 
 
@@ -51,7 +55,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
     jacoby = None if args.jacoby is None else args.jacoby == "on"
     analysis = analyze_match(args.file, plies=args.plies, timeout=args.timeout,
-                             cubeless=args.cubeless, jacoby=jacoby)
+                             cubeless=args.cubeless, jacoby=jacoby, unfinished=args.unfinished)
     if args.json:
         print(json.dumps(analysis.to_json()))
     else:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agents.players import SERVING_AGENT
 from ..deciders import known_agents
 from ._args import match_length
-from ._servers import add_policy_options
+from ._servers import add_policy_options, add_server_options
 
 if TYPE_CHECKING:
     from ..frontends.bgammon.client import BgammonAccount
@@ -23,8 +22,8 @@ how it works:
   --allow, --no-bots, --min-rating/--max-rating, --cooldown); a declined opponent is told why
   (unless --quiet-declines), the reason is logged, and bgbot opens a new table. A dropped
   connection is retried with jittered exponential backoff; the server puts bgbot back into
-  its unfinished match. Every match is written to --log-dir as a .mat file, every event as
-  JSON lines (bgammon-USER.jsonl).
+  its unfinished match. Every match is written to --logs as a .mat file, every event as
+  JSON lines (bgammon-USER.jsonl); what happens to the connection is said on stderr.
 
   The password is never taken from the command line (other users could read it in `ps`):
   BGBOT_BGAMMON_PASSWORD_<USER> or BGBOT_BGAMMON_PASSWORD in the environment, --password-file,
@@ -35,13 +34,17 @@ how it works:
   position), so bgbot takes a double when declining would cost more than the cube
   (--drop-as-agent turns that off).
 
-agents (--player NAME[:key=value,...]):
+--config FILE runs the [[bgammon.accounts]] tables of bgbot's configuration file (the
+daemon's: config/bgbot.toml documents every key), as `bgbot serve` does.
+
+agents (--agent NAME[:key=value,...]):
 {agents}
 
 examples:
   bgbot bgammon --user bot_mybot
-  BGBOT_BGAMMON_PASSWORD=... bgbot bgammon --user bot_mybot --length 7 --player heuristic:plies=1
+  BGBOT_BGAMMON_PASSWORD=... bgbot bgammon --user bot_mybot --length 7 --agent heuristic:plies=1
   bgbot bgammon --host 127.0.0.1 --port 1337 --user bot_test --block Guest_troll --cooldown 600
+  bgbot bgammon --config ~/.config/bgbot/bgbot.toml       every [[bgammon.accounts]] entry
 """
 
 
@@ -63,14 +66,14 @@ def _epilog() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="bgammon.org", help="server (default bgammon.org)")
-    parser.add_argument("--port", type=int, default=1337, help="TCP port (default 1337)")
-    parser.add_argument("--user", required=True, metavar="bot_NAME",
-                        help="login name; bgammon requires bot_ (shown as BOT_)")
+    add_server_options(parser, "bgammon", "bgammon.accounts")
+    parser.add_argument("--host", default=None, help="server (default bgammon.org)")
+    parser.add_argument("--port", type=int, default=None, help="TCP port (default 1337)")
+    parser.add_argument("--user", default=None, metavar="bot_NAME",
+                        help="login name; bgammon requires bot_ (shown as BOT_); with --config: "
+                        "pick this account")
     parser.add_argument("--password-file", type=Path, metavar="FILE",
                         help="read the password from FILE (first line)")
-    parser.add_argument("--player", default=SERVING_AGENT, metavar="SPEC",
-                        help=f"agent spec that plays (default: {SERVING_AGENT})")
     parser.add_argument("--length", type=match_length, default=5, metavar="N",
                         help="length of the matches bgbot hosts (default 5)")
     parser.add_argument("--match-name", default="", metavar="TEXT", help="table name")
@@ -85,47 +88,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also join open tables other bots host")
     parser.add_argument("--drop-as-agent", action="store_true",
                         help="drop whenever the agent says so, whatever bgammon charges")
-    parser.add_argument("--log-dir", type=Path, default=Path("logs/bgammon"), metavar="DIR",
-                        help=".mat files and the JSON-lines log (default logs/bgammon)")
     parser.add_argument("--state", type=Path, default=None, metavar="FILE",
                         help="JSON file remembering when each opponent last played (cool-down)")
     parser.add_argument("--keepalive", type=float, default=25.0, metavar="SECONDS",
                         help="write at least this often (bgammon drops clients silent for 40 s)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed for agents with noise")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every event")
 
 
-def account_from_args(args: argparse.Namespace) -> BgammonAccount:
+def accounts_from_args(args: argparse.Namespace) -> list[BgammonAccount]:
+    """The accounts to run: the [[bgammon.accounts]] of --config (with --host, --port,
+    --agent, --logs and --state over them), else the one the options describe."""
+    from typing import cast
+
+    from ..core.errors import BgbotError
     from ..frontends.bgammon.client import BgammonAccount
-    from ._servers import policy_from_args
+    from ..frontends.kinds import with_overrides
+    from ._servers import configured_accounts, default_logs, policy_from_args
     from ..util import resolve_secret
 
+    if args.config:
+        return [cast(BgammonAccount, with_overrides(a, host=args.host, port=args.port,
+                                                    agent=args.agent))
+                for a in configured_accounts("bgammon", args.config, user=args.user,
+                                             logs=args.logs, state=args.state)]
+    if not args.user:
+        raise BgbotError("--user: give the account, bot_NAME (or --config with "
+                         "[[bgammon.accounts]])")
     password, source = resolve_secret(
         "bgammon", args.user,
         file=str(args.password_file) if args.password_file is not None else None)
     policy = policy_from_args(args)
-    return BgammonAccount(
-        user=args.user, host=args.host, port=args.port, password=password,
-        password_source=source if password else "none (guest login)", agent=args.player,
-        match_length=args.length, match_name=args.match_name, policy=policy,
-        greeting=args.greeting, farewell=args.farewell, explain_declines=not args.quiet_declines,
-        join_bot_matches=args.join_bot_tables, take_when_drop_costs_more=not args.drop_as_agent,
-        logs_dir=args.log_dir, state_path=args.state, keepalive_seconds=args.keepalive,
-        seed=args.seed)
+    return [BgammonAccount(
+        user=args.user, host=args.host or "bgammon.org", port=args.port or 1337,
+        password=password, password_source=source if password else "none (guest login)",
+        agent=args.agent or SERVING_AGENT, match_length=args.length, match_name=args.match_name,
+        policy=policy, greeting=args.greeting, farewell=args.farewell,
+        explain_declines=not args.quiet_declines, join_bot_matches=args.join_bot_tables,
+        take_when_drop_costs_more=not args.drop_as_agent,
+        logs_dir=args.logs or default_logs("bgammon"), state_path=args.state,
+        keepalive_seconds=args.keepalive, seed=args.seed)]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play until interrupted; 1 when the server refused the login for good."""
+    """Play until interrupted; 1 when the server refused a login for good."""
     from ..frontends.bgammon.client import BgammonClient
-    from ._servers import run_clients
+    from ._servers import report_fatal, run_clients
 
-    account = account_from_args(args)
-    client = BgammonClient(account)
-    print(f"bgbot bgammon: {account.display_name} on {account.host}:{account.port} with "
-          f"{account.agent}; password: {account.password_source}; logs in {account.logs_dir}",
-          file=sys.stderr, flush=True)
-    run_clients([client])
-    if client.fatal:
-        print(f"bgbot bgammon: {client.fatal}", file=sys.stderr)
-        return 1
-    return 0
+    clients = [BgammonClient(account) for account in accounts_from_args(args)]
+    run_clients(clients, "bgammon")
+    return report_fatal("bgammon", clients)

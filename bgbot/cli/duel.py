@@ -105,7 +105,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                        help="play pairs on N local worker processes (default 1: in this one)")
     where.add_argument("--cluster", default=None, metavar="ADDRESS",
                        help="play pairs on the Dask cluster whose scheduler is ADDRESS "
-                       "(needs bgbot[cluster])")
+                       "(needs Dask: pip install 'dask[distributed]')")
     out = p.add_argument_group("records and output")
     out.add_argument("--db", type=Path, default=None, metavar="FILE",
                      help="SQLite results file (default duels/<A>-vs-<B>-<mode>-seed<S>.sqlite)")
@@ -114,7 +114,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     out.add_argument("--mat", type=Path, default=None, metavar="DIR",
                      help="also write gnubg .mat files into DIR")
     out.add_argument("--report", type=Path, default=None, metavar="DIR",
-                     help="write DIR/index.html with PNG plots (needs bgbot[report])")
+                     help="write DIR/index.html with PNG plots (needs matplotlib: pip install "
+                     "matplotlib)")
     out.add_argument("--json", action="store_true",
                      help="end with one JSON line on stdout (nothing else goes there): pairs, "
                      "games, ppg, ppg_ci, win_rate, ...")
@@ -176,7 +177,9 @@ def _executor(args: argparse.Namespace) -> tuple[Executor, Callable[[], Executor
         try:
             from distributed import Client
         except ImportError:
-            raise BgbotError("--cluster needs Dask: pip install 'bgbot[cluster]'") from None
+            raise BgbotError("--cluster needs Dask; install it into bgbot's environment with: "
+                             "pip install 'dask[distributed]' (from a source checkout, "
+                             "pip install '.[cluster]' does the same)") from None
         client = Client(args.cluster)  # type: ignore[no-untyped-call]
         executor: Executor = client.get_executor()  # type: ignore[no-untyped-call]
         return executor, None, client.close
@@ -225,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     from ..deciders import create_agent
     from ..referee.duel import DuelStats, StopRule, run_duel
     from ..referee.duel_report import _pyplot, write_report
-    from ..referee.duel_store import DuelStore, default_path
+    from ..referee.duel_store import default_path
     from ..util import writable_directory, write_atomically
 
     config = _config(args)
@@ -246,10 +249,20 @@ def run(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, knowledge=(a.knowledge, b.knowledge))
     if args.mat is not None:
         writable_directory(args.mat, "--mat")
+    if args.report is not None:  # checked now, not after the whole duel
+        writable_directory(args.report, "--report")
     stop = StopRule(pairs=limit, ci_width=args.ci_width)
     db_path = args.db if args.db is not None else default_path(config)
+    try:
+        writable_directory(db_path.parent, "--db" if args.db is not None else "the results folder")
+    except BgbotError as exc:
+        raise BgbotError(str(exc) if args.db is not None else
+                         f"{exc}; choose another place with --db FILE") from None
     created = not db_path.exists()
-    store = DuelStore.open(db_path, config, resume=args.resume)
+    if args.resume and created:
+        print(f"bgbot duel: --resume: there is no results file {db_path} yet, so this duel "
+              "starts from its first pair", file=sys.stderr, flush=True)
+    store = _open_store(db_path, config, args.resume)
     stats = DuelStats(config, sprt=sprt)
     done = store.pairs()
     text_out = sys.stderr if args.json else sys.stdout
@@ -285,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
         summary["stopped"] = "interrupted"
         summary["results_file"] = str(db_path) if stored or not created else None
         _print_summary(args, summary, "interrupted", text_out)
-        print(f"bgbot duel: interrupted after {stored} pairs stored in {db_path}; run the "
+        print(f"bgbot duel: interrupted after {_count(stored, 'pair')} stored in {db_path}; run the "
               "same command with --resume to continue" if stored else
               "bgbot duel: interrupted before the first pair was stored", file=sys.stderr)
         return 130
@@ -311,6 +324,18 @@ def run(args: argparse.Namespace) -> int:
     store.close()
     _print_summary(args, summary, result.reason, text_out)
     return 0
+
+
+def _open_store(path: Path, config: Any, resume: bool) -> Any:
+    """The duel's results file, or an error naming it when SQLite cannot use it."""
+    import sqlite3
+
+    from ..referee.duel_store import DuelStore
+
+    try:
+        return DuelStore.open(path, config, resume=resume)
+    except (sqlite3.Error, OSError) as exc:
+        raise BgbotError(f"--db {path}: cannot use it as a results file ({exc})") from None
 
 
 def _print_summary(args: argparse.Namespace, summary: dict[str, Any], reason: str,
@@ -377,6 +402,10 @@ class _Clock:
         print(f"bgbot duel: {per_pair:.2f} s per pair; {'at most ' if self.open_ended else ''}"
               f"{_duration(remaining * per_pair)} left for {remaining} more pairs",
               file=sys.stderr, flush=True)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _duration(seconds: float) -> str:

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, cast
 
 from ..agents.players import SERVING_AGENT
-from ._servers import add_policy_options
+from ._servers import add_policy_options, add_server_options
 
 if TYPE_CHECKING:
     from ..frontends.fibs.client import FibsAccount
@@ -23,7 +23,9 @@ The password comes from $BGBOT_FIBS_PASSWORD_<USER>, then $BGBOT_FIBS_PASSWORD, 
 account's password_file (--config), then the systemd credentials fibs-<user>, fibs-password,
 fibs ($CREDENTIALS_DIRECTORY); it is never logged. Accounts are created on FIBS with
 its telnet guest login first. Every match is written as a .mat file (and every event as JSON
-lines) under --logs; the invitation state (cool-downs) survives restarts in --state.
+lines) under --logs; the invitation state (cool-downs) survives restarts in --state. What
+happens to the connection (connected, logged in, why it failed and when it tries again) is
+said on stderr; -v and -vv add the log.
 Stop with Ctrl-C or SIGTERM: the bot logs out and FIBS saves a match in progress, which the
 bot resumes when it comes back.
 
@@ -42,14 +44,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--config", metavar="FILE", help="TOML file with [[fibs.accounts]]")
+    add_server_options(p, "fibs", "fibs.accounts")
     p.add_argument("--host", default=None, help="server (default fibs.com)")
     p.add_argument("--port", type=int, default=None, help="port (default 4321)")
     p.add_argument("--user", default=None, help="account name (with --config: pick this one)")
-    p.add_argument("--agent", default=None, metavar="SPEC",
-                   help=f"the brain, an agent spec (default {SERVING_AGENT})")
-    p.add_argument("--logs", metavar="DIR", default=None,
-                   help="where .mat files and event logs go (default <state>/fibs)")
     p.add_argument("--state", metavar="FILE", default=None,
                    help="invitation state file (default <state dir>/fibs-<user>.json)")
     p.add_argument("--invite", action="append", default=[], metavar="NAME[:LEN]",
@@ -58,8 +56,6 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--farewell", default="", help="told after each match ({opponent})")
     add_policy_options(p.add_argument_group("invitation policy"), unlimited=True,
                        experience=True)
-    p.add_argument("-v", "--verbose", action="count", default=0,
-                   help="-v: decisions, -vv: every line on the wire (never the password)")
     p.set_defaults(func=run)
 
 
@@ -67,27 +63,26 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
     from pathlib import Path
 
     from ..util import resolve_secret
-    from ..core.errors import FormatError
+    from ..core.errors import BgbotError
     from ..daemon.paths import default_paths
     from ..frontends.fibs.client import FibsAccount, parse_invite
     from ..frontends.kinds import with_overrides
-    from ._servers import configured_accounts, policy_from_args
+    from ._servers import configured_accounts, default_logs, policy_from_args
 
     if args.config:
-        accounts = configured_accounts("fibs", args.config, user=args.user,
-                                       logs=Path(args.logs) if args.logs else None,
+        accounts = configured_accounts("fibs", args.config, user=args.user, logs=args.logs,
                                        state=Path(args.state) if args.state else None)
         return [cast(FibsAccount, with_overrides(a, host=args.host, port=args.port,
                                                  agent=args.agent)) for a in accounts]
     if not args.user:
-        raise FormatError("--user", None, "give --user (or --config with [[fibs.accounts]])")
+        raise BgbotError("--user: give the account (or --config with [[fibs.accounts]])")
     password, source = resolve_secret("fibs", args.user)
     if not password:
-        raise FormatError("password", None, "set $BGBOT_FIBS_PASSWORD (or use --config or the "
-                                            "systemd credential fibs-password)")
+        raise BgbotError(f"no password for {args.user}: set $BGBOT_FIBS_PASSWORD (or use "
+                         "--config, or the systemd credential fibs-password)")
     policy = policy_from_args(args)
     paths = default_paths()
-    logs = Path(args.logs) if args.logs else paths.logs_dir / "fibs"
+    logs = args.logs or default_logs("fibs")
     state = Path(args.state) if args.state else paths.state_dir / f"fibs-{args.user}.json"
     return [FibsAccount(
         user=args.user, password=password, password_source=source,
@@ -98,7 +93,8 @@ def _accounts(args: argparse.Namespace) -> list[FibsAccount]:
 
 def run(args: argparse.Namespace) -> int:
     from ..frontends.fibs.client import FibsClient
-    from ._servers import run_clients
+    from ._servers import report_fatal, run_clients
 
-    run_clients([FibsClient(account) for account in _accounts(args)])
-    return 0
+    clients = [FibsClient(account) for account in _accounts(args)]
+    run_clients(clients, "fibs")
+    return report_fatal("fibs", clients)

@@ -8,10 +8,11 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..agents.players import SERVING_AGENT
 from ..deciders import known_agents
+from ._servers import add_server_options
 
 if TYPE_CHECKING:
     from ..frontends.gnubg_player import PlayerServerConfig
@@ -42,17 +43,21 @@ how it works:
   the match (seen in gnubg 1.07: "root declines the single game" in a 1-point match, with
   no request to bgbot). Resignations bgbot offers, gnubg's engine judges.
 
-  Each connection is logged to --log-dir as JSON lines: every request gnubg sent, bgbot's
+  Each connection is logged to --logs as JSON lines: every request gnubg sent, bgbot's
   reply and decision, and the games' results as seen through the score. gnubg's own
   `export match mat FILE` remains the full record (bgbot never sees gnubg's dice).
 
-agents (--player NAME[:key=value,...]):
+  --config FILE runs the [[gnubg_player]] listeners of bgbot's configuration file (the
+  daemon's: config/bgbot.toml), as `bgbot serve` does.
+
+agents (--agent NAME[:key=value,...]):
 {agents}
 
 examples:
   bgbot gnubg-player --listen 127.0.0.1:40001
-  bgbot gnubg-player --listen 127.0.0.1:40001 --player heuristic:plies=1 --log-dir logs/
-  bgbot gnubg-player --listen /tmp/bgbot.sock --player pubeval -v
+  bgbot gnubg-player --listen 127.0.0.1:40001 --agent heuristic:plies=1 --logs logs/
+  bgbot gnubg-player --listen /tmp/bgbot.sock --agent pubeval -v
+  bgbot gnubg-player --config ~/.config/bgbot/bgbot.toml   every [[gnubg_player]] listener
 """
 
 
@@ -72,13 +77,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--listen", required=True, metavar="ADDRESS",
+    add_server_options(parser, "gnubg-player", "gnubg_player",
+                       logs_what="the JSON-lines logs, one per connection,")
+    parser.add_argument("--listen", default=None, metavar="ADDRESS",
                         help="HOST:PORT (e.g. 127.0.0.1:40001; port 0 = any free port, printed) "
-                        "or a Unix socket path")
-    parser.add_argument("--player", default=SERVING_AGENT, metavar="SPEC",
-                        help=f"agent spec answering for gnubg's seat (default: {SERVING_AGENT})")
-    parser.add_argument("--log-dir", type=Path, default=None, metavar="DIR",
-                        help="write one JSON-lines log per connection into DIR")
+                        "or a Unix socket path; with --config: the listeners' own")
+    parser.add_argument("--name", default=None, metavar="NAME",
+                        help="with --config: only the [[gnubg_player]] listener of this name")
     parser.add_argument("--no-jacoby", action="store_true",
                         help="money: gnubg plays without the Jacoby rule (`set jacoby off`)")
     parser.add_argument("--beavers", type=int, default=3, metavar="N",
@@ -91,8 +96,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "this long (default 10)")
     parser.add_argument("--max-line", type=int, default=4096, metavar="BYTES",
                         help="close a connection that sends a longer line (default 4096)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="log every connection and decision problem (default: warnings)")
 
 
 def config_from_args(args: argparse.Namespace) -> PlayerServerConfig:
@@ -100,6 +103,7 @@ def config_from_args(args: argparse.Namespace) -> PlayerServerConfig:
     from ..core.rules import Rules
     from ..frontends.gnubg_player import PlayerServerConfig
     from ..frontends.gnubg_session import GNUBG_MAX_CUBE
+    from ._servers import default_logs
 
     if args.beavers < 0:
         raise BgbotError(f"--beavers: expected 0 or more, got {args.beavers}")
@@ -107,32 +111,75 @@ def config_from_args(args: argparse.Namespace) -> PlayerServerConfig:
         raise BgbotError("--line-timeout must be > 0 and --max-line at least 256")
     rules = Rules(jacoby=not args.no_jacoby, beavers=args.beavers > 0,
                   raccoons=args.beavers > 1, cube_limit=GNUBG_MAX_CUBE)
-    return PlayerServerConfig(player=args.player, log_dir=args.log_dir, rules=rules,
+    return PlayerServerConfig(player=args.agent or SERVING_AGENT,
+                              log_dir=args.logs or default_logs("gnubg-player"), rules=rules,
                               max_beavers=args.beavers, seed=args.seed,
                               line_timeout=args.line_timeout, max_line=args.max_line)
+
+
+def listeners_from_args(args: argparse.Namespace) -> list[tuple[str, PlayerServerConfig]]:
+    """(address, how it plays) of each listener to run: --listen with the options, or the
+    [[gnubg_player]] tables of --config (--agent, --logs and --seed over theirs)."""
+    import dataclasses
+
+    from ..core.errors import BgbotError
+
+    base = config_from_args(args)
+    if not args.config:
+        if not args.listen:
+            raise BgbotError("--listen: give the address to listen on (HOST:PORT or a socket "
+                             "path), or --config with [[gnubg_player]] tables")
+        return [(args.listen, base)]
+    if args.listen:
+        raise BgbotError("--listen: --config names the listeners' addresses; leave out one "
+                         "or the other")
+    from ..daemon.config import frontend_name, load_config
+
+    config = load_config(args.config)
+    found = []
+    for index, entry in enumerate(config.gnubg_player):
+        if args.name is not None and frontend_name(entry, index) != args.name:
+            continue
+        log_dir = args.logs or (config.logs_dir / "gnubg-player" if entry.log_connections
+                                else None)
+        found.append((entry.listen, dataclasses.replace(
+            base, player=args.agent or entry.agent, seed=args.seed or entry.seed,
+            max_connections=entry.max_connections, log_dir=log_dir)))
+    if not found:
+        raise BgbotError(f"--config {args.config}: no [[gnubg_player]] table" + (
+            f" named {args.name}" if args.name is not None else ""))
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
     """Listen until interrupted; print the address gnubg should connect to."""
     from ..frontends.gnubg_player import ListenAddress, run_gnubg_player
 
-    config = config_from_args(args)
-    address = ListenAddress.parse(args.listen)
+    listeners = [(ListenAddress.parse(address), config)
+                 for address, config in listeners_from_args(args)]
 
-    def announce(bound: ListenAddress) -> None:
-        print(f"bgbot gnubg-player: listening on {bound} with {config.player}; in gnubg type: "
-              f"set player 1 external {bound.gnubg_argument()}", file=sys.stderr, flush=True)
+    def announcer(config: PlayerServerConfig) -> Callable[[ListenAddress], None]:
+        def announce(bound: ListenAddress) -> None:
+            where = f"logs in {config.log_dir}" if config.log_dir is not None else "no logs"
+            print(f"bgbot gnubg-player: listening on {bound} with {config.player}; {where}; "
+                  f"in gnubg type: set player 1 external {bound.gnubg_argument()}",
+                  file=sys.stderr, flush=True)
+        return announce
 
     async def main() -> None:
-        serving = asyncio.create_task(run_gnubg_player(address, config, ready=announce))
+        serving = [asyncio.create_task(run_gnubg_player(address, config,
+                                                        ready=announcer(config)))
+                   for address, config in listeners]
+        everything = asyncio.gather(*serving)
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, everything.cancel)
         with contextlib.suppress(asyncio.CancelledError):
-            await serving
+            await everything
 
     try:
         asyncio.run(main())
     except OSError as exc:
-        print(f"bgbot gnubg-player: cannot listen on {args.listen}: {exc}", file=sys.stderr)
+        where = ", ".join(str(address) for address, _ in listeners)
+        print(f"bgbot gnubg-player: cannot listen on {where}: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -29,6 +29,13 @@ player chooses; `bgbot show FILE.mat --game N --move M` gives a position of a ma
 """
 
 
+CHANCES_HEADER = "  win   gam    bg -  lose   gam    bg"
+"""Over the six chance columns of a play (or a cube decision), each right-aligned."""
+CHANCES_LEGEND = ("chances after the play, for the side that plays it: win, win a gammon, win "
+                  "a backgammon - lose, lose a gammon, lose a backgammon (gammons include "
+                  "backgammons)")
+
+
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = sub.add_parser(
         "hint",
@@ -106,6 +113,8 @@ def _plays(args: argparse.Namespace, player: Any, situation: Any, dice: tuple[in
     width = max(len(p["move"]) for p in plays)
     label = "equity" if unit == "equity" else "MWC"
     print(f"{player.name}, {high}{low} to play ({_where(situation.context)}); ranked by {label}")
+    lead = 3 + 2 + width + 2 + len(label) + 1 + 7 + 11 + 2
+    print(" " * lead + CHANCES_HEADER + "  look-ahead")
     for rank, item in enumerate(plays, 1):
         c = item["chances"]
         diff = "" if rank == 1 else f" ({item[key] - best:+.4f})"
@@ -113,6 +122,7 @@ def _plays(args: argparse.Namespace, player: Any, situation: Any, dice: tuple[in
               f"  {c['win']:.3f} {c['win_gammon']:.3f} {c['win_backgammon']:.3f} - "
               f"{1 - c['win']:.3f} {c['lose_gammon']:.3f} {c['lose_backgammon']:.3f}"
               f"  {item['depth']}-ply")
+    print(CHANCES_LEGEND)
     return 0
 
 
@@ -171,7 +181,9 @@ def _cube(args: argparse.Namespace, player: Any, situation: Any, unit: str) -> i
         return 0
     c = out["chances"]
     print(f"{player.name}, cube decision ({_where(context)})")
-    print(f"  chances of the player on roll: {c['win']:.3f} {c['win_gammon']:.3f} "
+    intro = "  chances of the player on roll: "
+    print(" " * len(intro) + CHANCES_HEADER)
+    print(f"{intro}{c['win']:.3f} {c['win_gammon']:.3f} "
           f"{c['win_backgammon']:.3f} - {1 - c['win']:.3f} {c['lose_gammon']:.3f} "
           f"{c['lose_backgammon']:.3f}; cubeless equity {out['cubeless_equity']:+.4f}")
     cube = out["cube"]

@@ -165,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
         args.watch or any(agent.interactive for agent in agents)) else None
     listeners = logger.listeners if logger else None
     if args.watch:
-        listeners = _watching(listeners, args.delay)
+        listeners = _watching(listeners, config.length, rules.cube, args.delay)
+    elif any(agent.interactive for agent in agents):  # a person: tell the other side's turns
+        listeners = _telling(listeners, config.length, rules.cube)
     stopped: list[str] = []
     failure: BgbotError | None = None
     try:
@@ -269,45 +271,72 @@ def _progress(args: argparse.Namespace, plan: list[tuple[int, bool, int]]) -> _B
     return _Bar(args.money, sum(g for _, _, g in plan) if args.money else len(plan))
 
 
-def _watching(inner: Any, delay: float, out: TextIO | None = None) -> Callable[..., list[Any]]:
+def _watching(inner: Any, length: int, cube: bool, delay: float, out: TextIO | None = None
+              ) -> Callable[..., list[Any]]:
     """Wrap a listener factory so that every move also draws the board (`watch_listener`)."""
 
     def factory(index: int, mirrored: bool, names: Any) -> list[Any]:
         found = list(inner(index, mirrored, names)) if inner else []
-        return [*found, watch_listener(names, delay, out)]
+        return [*found, watch_listener(names, length, cube, delay, out)]
 
     return factory
 
 
-def watch_listener(names: Any, delay: float = 0.0, out: TextIO | None = None) -> Any:
-    """A referee listener that draws the board after each move, seat 0 at the bottom, with
-    a line saying who played what (``out``: stdout by default)."""
+def _telling(inner: Any, length: int, cube: bool) -> Callable[..., list[Any]]:
+    """Wrap a listener factory so that what happens is told on stderr, beside a human's
+    prompts (`story_listener`)."""
+
+    def factory(index: int, mirrored: bool, names: Any) -> list[Any]:
+        found = list(inner(index, mirrored, names)) if inner else []
+        return [*found, story_listener(names, length, cube)]
+
+    return factory
+
+
+def story_listener(names: Any, length: int, cube: bool, out: TextIO | None = None) -> Any:
+    """A referee listener that tells every roll, play, cube action, resignation and result,
+    with the score (`bgbot.referee.narration.Narrator`; ``out``: stderr by default, where
+    the human agent draws its board)."""
+    from ..referee.narration import Narrator
+
+    narrator = Narrator(names, length, cube=cube)
+
+    def on_event(event: Any) -> None:
+        stream = out if out is not None else sys.stderr
+        for line in narrator.lines(event):
+            print(line, file=stream, flush=True)
+
+    return on_event
+
+
+def watch_listener(names: Any, length: int = 0, cube: bool = True, delay: float = 0.0,
+                   out: TextIO | None = None) -> Any:
+    """A referee listener that tells what happens (`story_listener`'s lines) and draws the
+    board after each move, seat 0 at the bottom, with the score and the cube under it
+    (``out``: stdout by default)."""
     from ..core.game import Moved
     from ..formats.display import draw_board
     from ..referee import events as ev
+    from ..referee.narration import Narrator
+
+    narrator = Narrator(names, length, cube=cube)
 
     def on_event(event: ev.Event) -> None:
         stream = out if out is not None else sys.stdout
-        if isinstance(event, ev.GameStarted):
-            print(f"\n=== game {event.game}, score {names[0]} {event.score[0]}, "
-                  f"{names[1]} {event.score[1]}", file=stream, flush=True)
-        elif isinstance(event, ev.Acted) and isinstance(event.action, Moved):
+        moved = isinstance(event, ev.Acted) and isinstance(event.action, Moved)
+        for line in narrator.lines(event):
+            print(("\n" if moved or isinstance(event, ev.GameStarted) else "") + line,
+                  file=stream, flush=True)
+        if moved:
+            assert isinstance(event, ev.Acted) and isinstance(event.action, Moved)
             action = event.action
             after = action.before.apply(action.play)
-            high, low = max(action.dice), min(action.dice)
-            text = str(action.play) or "cannot move"
             board = after if action.seat == 0 else after.swapped()
-            print(f"\ngame {event.game}: {names[action.seat]} rolls {high}{low} and plays "
-                  f"{text}", file=stream)
             print(draw_board(board, mover_name=names[0], opponent_name=names[1],
-                             on_roll=action.seat == 1), file=stream, flush=True)
+                             on_roll=action.seat == 1, notes=[narrator.situation()]),
+                  file=stream, flush=True)
             if delay:
                 time.sleep(delay)
-        elif isinstance(event, ev.GameEnded):
-            outcome = event.outcome
-            print(f"\ngame {event.game}: {names[outcome.winner]} wins {outcome.points} "
-                  f"point{'s' if outcome.points != 1 else ''} ({outcome.ending})", file=stream,
-                  flush=True)
 
     return on_event
 

@@ -49,10 +49,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.game is not None or args.move is not None:
         raise BgbotError(f"--game and --move are for a match file, and {args.id} is no file")
-    shown = read_any(args.id, gnubg_dialect=args.gnubg, my_seat=args.seat)
+    try:
+        shown = read_any(args.id, gnubg_dialect=args.gnubg, my_seat=args.seat)
+    except BgbotError:
+        if _looks_like_a_path(args.id):
+            raise BgbotError(f"{args.id}: no such file (and not a position text either: a "
+                             "Position ID, PosID:MatchID, XGID=... or board:... line)") from None
+        raise
     print(draw_board(shown.position, mover_name=shown.mover_name,
                      opponent_name=shown.opponent_name, notes=shown.notes))
     return 0
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """A name no position text has: a dot (``.mat``), or a start like a path's."""
+    stripped = text.strip()
+    return "." in stripped or stripped.startswith(("/", "~")) or stripped.count("/") > 1
 
 
 def match_file_position(path: Path, game_number: int, move: int) -> str:

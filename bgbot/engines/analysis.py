@@ -27,9 +27,10 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..util import die_with_parent
+from ..core.game import Moved
 from ..formats.mat import MatchRecord, parse_match, record_names
 from .gnubg import DEFAULT_BINARY, MAX_PLIES, find_gnubg, gnubg_command, gnubg_environment
 from .process import EngineError
@@ -256,8 +257,13 @@ def analyze_match(
     timeout: float = DEFAULT_TIMEOUT,
     cubeless: bool | None = None,
     jacoby: bool | None = None,
+    unfinished: bool = False,
 ) -> MatchAnalysis:
     """Have gnubg analyse the match file ``path`` at ``plies`` and return its statistics.
+
+    A last game without a result (a file cut short, or a match still in play) is refused
+    unless ``unfinished``; a player that is gnubg itself at ``plies`` or deeper gets a warning
+    (gnubg finds no error in its own play at its own depth).
 
     ``cubeless`` and ``jacoby`` override what the file says (None: the file's tags; a money
     file without a ``Jacoby`` tag keeps gnubg's default, on). Raises `AnalysisError` for a
@@ -279,6 +285,13 @@ def analyze_match(
         raise AnalysisError(f"{source} is not a match gnubg should analyse: {exc}") from None
     if not record.games:
         raise AnalysisError(f"{source}: the file holds no game")
+    last = record.games[-1]
+    if last.outcome is None and not unfinished:
+        moves = sum(isinstance(action, Moved) for action in last.actions)
+        raise AnalysisError(
+            f"{source}: game {len(record.games)} ends after {moves} moves without a result, so "
+            "the file is cut short (or the match is still in play); --unfinished analyses "
+            "what is there")
     settings = analysis_settings(record, cubeless=cubeless, jacoby=jacoby)
     executable = find_gnubg(binary)
     if executable is None:
@@ -337,7 +350,32 @@ def analyze_match(
     analysis.settings = settings
     analysis.plies = plies
     analysis.warnings = sorted(set(w.strip() for w in _WARNING.findall(messages)))
+    analysis.warnings += self_judged(record_names(record), plies)
     return analysis
+
+
+_GNUBG_NAME = re.compile(r"gnubg(?:[:_](?:.*?plies[=_](?P<plies>\d+))?.*)?", re.IGNORECASE)
+
+
+_NOISY = re.compile(r"noise[=_](?!0*\.?0*(?:[,_]|$))")
+
+
+def self_judged(names: Sequence[str], plies: int) -> list[str]:
+    """A warning for each player named as bgbot names gnubg's engine (``gnubg:plies=N``, in a
+    .mat ``gnubg_plies=N``) whose look-ahead the analysis does not exceed: gnubg judging its
+    own play at its own depth finds no error, whatever the play is worth."""
+    found = []
+    for name in names:
+        match = _GNUBG_NAME.fullmatch(name.strip())
+        if match is None or _NOISY.search(name):
+            continue
+        own = int(match.group("plies") or 0)
+        if plies <= own:
+            found.append(f"{name} is gnubg at {own}-ply, judged by gnubg at {plies}-ply: it "
+                         "finds no error in its own play at its own depth, so its error rate "
+                         f"and rating say nothing; judge it with --plies {own + 1} or more "
+                         "(gnubg's default is 2)")
+    return found
 
 
 def analysis_settings(record: MatchRecord, *, cubeless: bool | None = None,

@@ -368,6 +368,10 @@ class HeuristicPlayer:
         out: list[RankedPlay] = []
         for depth in range(len(levels) - 1, -1, -1):
             level = sorted(levels[depth], key=lambda s: (s[0], s[1]), reverse=True)
+            # a lone survivor of a filter is not looked at deeper (`_search` stops there): its
+            # chances are those of the depth before
+            scored_at = depth - 1 if depth and len(level) == 1 and any(
+                probs is level[0][2] for _, _, probs in levels[depth - 1]) else depth
             for value, i, probs in level:
                 if i in placed:
                     continue
@@ -375,7 +379,7 @@ class HeuristicPlayer:
                 steps, mover, opponent, zero = plays[i]
                 out.append(RankedPlay(Play._trusted(steps), Position._trusted(opponent, mover),
                                       probs if probs is not None else zero, value,
-                                      depth if probs is not None else 0))
+                                      scored_at if probs is not None else 0))
         return out
 
     # ----------------------------------------------------------------- cube and resignation

@@ -500,7 +500,7 @@ class StopRule:
             if high - low <= self.ci_width:
                 return f"interval width {high - low:.4f} <= {self.ci_width:g}"
         if stats.pairs >= self.pairs:
-            return f"{self.pairs} pairs played"
+            return f"{self.pairs} pair{'s' if self.pairs != 1 else ''} played"
         return None
 
 

@@ -116,7 +116,8 @@ def _pyplot() -> Any:
     except ImportError:
         raise ReportUnavailable(
             "--report draws its plots with matplotlib, which is not installed; "
-            "install it with: pip install 'bgbot[report]'") from None
+            "install it into bgbot's environment with: pip install matplotlib (from a source "
+            "checkout, pip install '.[report]' does the same)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

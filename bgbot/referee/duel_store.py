@@ -119,7 +119,8 @@ class DuelStore:
                 pairs = db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
                 if not resume:
                     raise DuelStoreError(
-                        f"{path} already holds a duel ({pairs} pairs); pass --resume to "
+                        f"{path} already holds a duel ({pairs} pair{'' if pairs == 1 else 's'}); "
+                        "pass --resume to "
                         "continue it, or choose another results file with --db")
                 if row[0] != SCHEMA_VERSION:
                     raise DuelStoreError(f"{path}: results file format {row[0]}, this bgbot "

@@ -1357,13 +1357,18 @@ static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 /* ------------------------------------------------------------------------- self-play */
 
-/* splitmix64: the dice of self-play and screening duels (seeded per game). */
-static uint64_t next_random(uint64_t *state)
+/* The 64-bit finaliser of splitmix64 (bgbot/rollout/dice.py `mix64`). */
+static uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     return z ^ (z >> 31);
+}
+
+/* splitmix64: the dice of self-play, screening duels (seeded per game) and rollouts. */
+static uint64_t next_random(uint64_t *state)
+{
+    return mix64(*state += UINT64_C(0x9E3779B97F4A7C15));
 }
 
 static int roll_die(uint64_t *state)
@@ -1990,6 +1995,439 @@ static PyObject *contact_duel(PyObject *module, PyObject *const *args, Py_ssize_
     return screening_pairs(&seat_a, &seat_b, args[2], args[3], args[4]);
 }
 
+/* ------------------------------------------------------------------------------- rollouts */
+
+/* The rollout of bgbot/rollout (trial.py `play_trial` is the definition; the tests hold this
+ * kernel equal to it to the last bit): trials of the 0-ply heuristic player against itself from
+ * one position, cubeless, with gnubg's quasi-random dice, variance reduction by luck and
+ * truncation. */
+
+#define N_ROLLS 21
+#define ROLLOUT_MAX_PLIES 10000 /* trial.MAX_PLIES: a trial still going is cut here */
+#define TURN_MEMO 32            /* turns remembered per call (the first two plies repeat) */
+#define MEMO_PLIES 2
+
+/* The state of trial `trial`'s dice stream beyond its first two rolls (dice.py
+ * `trial_state`). */
+static uint64_t rollout_trial_state(uint64_t seed, uint64_t trial)
+{
+    return mix64(mix64(seed ^ UINT64_C(0x726F6C6C6F757421)) + trial);
+}
+
+/* The 21 rolls in `roll_loop` order (a <= b): their index. */
+static int roll_index(int a, int b)
+{
+    int index = 0;
+    for (int x = 1; x < a; x++)
+        index += 7 - x;
+    return index + b - a;
+}
+
+/* One turn of a rollout with variance reduction: for every roll, the judge's chances of the
+ * roller after his best play by cubeless equity (the first of equal bests, as `roll_loop`),
+ * their average over the 36 rolls (`roll_average`, to the last bit), and the board the player
+ * leaves (see `rollout_choice`). */
+typedef struct {
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS]; /* the turn's board, roller first */
+    double mean[N_HEADS];
+    double judged[N_ROLLS][N_HEADS];
+    int after[N_ROLLS][2][N_LOCATIONS]; /* the roller's side, then the other, after his play */
+} Turn;
+
+/* Races the Python call-back evaluated, by board (the same race boards come back often: from
+ * the rolls of one turn, and from trial to trial). */
+#define RACE_CACHE_BITS 15
+#define RACE_CACHE_SIZE (1 << RACE_CACHE_BITS)
+typedef struct {
+    uint64_t key[4]; /* the two sides, 4 bits a location; all ones = empty */
+    double p[N_HEADS];
+} RaceEntry;
+
+typedef struct {
+    const EvalBase *e;
+    PyObject *race;
+    Generator g;
+    const double *utility[2]; /* per side (0: on roll at the start): NULL = cubeless equity */
+    Turn *memo;
+    int memo_count;
+    RaceEntry *races;
+    int race_count;
+} Rollout;
+
+static void race_key(const int *mover, const int *opponent, uint64_t *key)
+{
+    key[0] = key[1] = key[2] = key[3] = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        key[i / 16] |= (uint64_t)mover[i] << (4 * (i % 16));
+        key[2 + i / 16] |= (uint64_t)opponent[i] << (4 * (i % 16));
+    }
+}
+
+/* `evaluate_on_roll`, with the races the call-back answers remembered (the call-back is a
+ * function of the board). */
+static int rollout_evaluate(Rollout *r, const int *mover, const int *opponent, double *p)
+{
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (terminal_chances(&me, &other, p))
+        return 0;
+    if (is_contact(&me, &other)) {
+        r->e->contact(r->e, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    if (r->e->race_net != NULL && !in_bearoff_zone(&me, &other)) {
+        r->e->race_net->contact(r->e->race_net, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    uint64_t key[4];
+    race_key(mover, opponent, key);
+    uint64_t h = mix64(key[0] ^ mix64(key[1] ^ mix64(key[2] ^ mix64(key[3]))));
+    size_t slot = (size_t)(h >> (64 - RACE_CACHE_BITS));
+    for (;;) {
+        RaceEntry *entry = &r->races[slot];
+        if (entry->key[0] == UINT64_MAX)
+            break;
+        if (!memcmp(entry->key, key, sizeof key)) {
+            memcpy(p, entry->p, sizeof entry->p);
+            return 0;
+        }
+        slot = (slot + 1) & (RACE_CACHE_SIZE - 1);
+    }
+    if (call_race(r->race, mover, opponent, p) < 0)
+        return -1;
+    if (2 * r->race_count >= RACE_CACHE_SIZE) { /* half full: start again */
+        memset(r->races, 0xFF, sizeof(RaceEntry) * RACE_CACHE_SIZE);
+        r->race_count = 0;
+        slot = (size_t)(h >> (64 - RACE_CACHE_BITS));
+        while (r->races[slot].key[0] != UINT64_MAX)
+            slot = (slot + 1) & (RACE_CACHE_SIZE - 1);
+    }
+    memcpy(r->races[slot].key, key, sizeof key);
+    memcpy(r->races[slot].p, p, sizeof r->races[slot].p);
+    r->race_count++;
+    return 0;
+}
+
+/* The player's utility of the roller's chances `q` after a play: cubeless equity, or the
+ * affine utility c0 + c1 win + ... of `HeuristicPlayer._choose_scored` (Python's order of
+ * operations). */
+static double rollout_utility(const double *c, const double *q)
+{
+    return c == NULL ? equity(q)
+                     : c[0] + c[1] * q[0] + c[2] * q[1] + c[3] * q[2] + c[4] * q[3] + c[5] * q[4];
+}
+
+/* The candidate the player plays among the `n` just generated (the roller is side `side`):
+ * the best by his utility of his chances after it, the last of equal bests; -1 on error. */
+static int rollout_choice(Rollout *r, int side, int n)
+{
+    double top = -1e300, p[N_HEADS], q[N_HEADS];
+    int chosen = 0;
+    for (int k = 0; k < n; k++) {
+        const Result *res = &r->g.results[k];
+        if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
+            return -1;
+        flip(p, q);
+        double v = rollout_utility(r->utility[side], q);
+        if (v >= top) {
+            top = v;
+            chosen = k;
+        }
+    }
+    return chosen;
+}
+
+/* Fill `t` for the board (roller `side` on roll) with every roll: one pass over each roll's
+ * candidates gives the judge's best (the first best by cubeless equity, as `roll_loop`) and
+ * the player's choice (`rollout_choice`). */
+static int rollout_turn(Rollout *r, int side, const int *mover, const int *opponent, Turn *t)
+{
+    double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    double p[N_HEADS], q[N_HEADS], best[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    const double *utility = r->utility[side];
+    memcpy(t->mover, mover, sizeof t->mover);
+    memcpy(t->opponent, opponent, sizeof t->opponent);
+    int index = 0;
+    for (int a = 1; a <= 6; a++) {
+        for (int b = a; b <= 6; b++, index++) {
+            int n = generate(&r->g, mover, opponent, a, b);
+            if (n < 0)
+                return -1;
+            if (n == 0) { /* no legal play: the roller stands pat */
+                if (rollout_evaluate(r, opponent, mover, p) < 0)
+                    return -1;
+                flip(p, best);
+                memcpy(t->after[index][0], mover, sizeof(int) * N_LOCATIONS);
+                memcpy(t->after[index][1], opponent, sizeof(int) * N_LOCATIONS);
+            }
+            double best_eq = -1e9, top = -1e300;
+            int chosen = 0;
+            for (int k = 0; k < n; k++) {
+                const Result *res = &r->g.results[k];
+                if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
+                    return -1;
+                flip(p, q);
+                double eq = equity(q);
+                if (eq > best_eq) {
+                    memcpy(best, q, sizeof q);
+                    best_eq = eq;
+                }
+                double v = utility == NULL ? eq : rollout_utility(utility, q);
+                if (v >= top) {
+                    top = v;
+                    chosen = k;
+                }
+            }
+            if (n > 0) {
+                memcpy(t->after[index][0], r->g.results[chosen].mover, sizeof(int) * N_LOCATIONS);
+                memcpy(t->after[index][1], r->g.results[chosen].opponent,
+                       sizeof(int) * N_LOCATIONS);
+            }
+            memcpy(t->judged[index], best, sizeof best);
+            double weight = a == b ? 1.0 : 2.0;
+            for (int h = 0; h < N_HEADS; h++)
+                total[h] += weight * best[h];
+        }
+    }
+    for (int h = 0; h < N_HEADS; h++)
+        t->mean[h] = total[h] / 36.0;
+    return 0;
+}
+
+/* The turn of this board from the memo (the first plies of every trial start from the same
+ * few boards), computed and remembered when it is not there; NULL on error. */
+static const Turn *rollout_memo_turn(Rollout *r, int side, const int *mover, const int *opponent,
+                                     Turn *scratch)
+{
+    for (int i = 0; i < r->memo_count; i++) {
+        Turn *t = &r->memo[i];
+        if (!memcmp(t->mover, mover, sizeof t->mover) &&
+            !memcmp(t->opponent, opponent, sizeof t->opponent))
+            return t;
+    }
+    Turn *t = r->memo_count < TURN_MEMO ? &r->memo[r->memo_count] : scratch;
+    if (rollout_turn(r, side, mover, opponent, t) < 0)
+        return NULL;
+    if (t != scratch)
+        r->memo_count++;
+    return t;
+}
+
+/* Add the roller's luck `delta` to `luck`, kept from the view of side 0: its own as it is, the
+ * other side's flipped (a win of one is a loss of the other, a gammon of one the other's). */
+static void add_luck(double *luck, const double *delta, int side)
+{
+    if (side == 0) {
+        for (int h = 0; h < N_HEADS; h++)
+            luck[h] += delta[h];
+    } else {
+        luck[0] += -delta[0];
+        luck[1] += delta[3];
+        luck[2] += delta[4];
+        luck[3] += delta[1];
+        luck[4] += delta[2];
+    }
+}
+
+/* One trial (trial.py `play_trial`): `outcome` gets side 0's chances at the end (the result, or
+ * the evaluation where the trial is cut), `luck` its luck summed over the rolls (with `vr`),
+ * `plies` the rolls played. */
+static int rollout_trial(Rollout *r, const int *start_mover, const int *start_opponent,
+                         const unsigned char *dice, uint64_t seed, uint64_t trial, int truncate,
+                         int vr, Turn *scratch, double *outcome, double *luck, int32_t *plies)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS], side = 0, ply = 0;
+    double p[N_HEADS];
+    uint64_t rng = rollout_trial_state(seed, trial);
+    memcpy(mover, start_mover, sizeof mover);
+    memcpy(opponent, start_opponent, sizeof opponent);
+    for (int h = 0; h < N_HEADS; h++)
+        luck[h] = 0.0;
+    for (;; ply++) {
+        Side me, other;
+        side_info(mover, &me);
+        side_info(opponent, &other);
+        if (me.off == CHEQUERS || other.off == CHEQUERS || (truncate > 0 && ply == truncate) ||
+            ply == ROLLOUT_MAX_PLIES) {
+            if (rollout_evaluate(r, mover, opponent, p) < 0)
+                return -1;
+            break;
+        }
+        int d1, d2;
+        if (ply < 2) {
+            int code = ply == 0 ? dice[trial % 36]
+                                : dice[36 + 36 * (trial % 36) + (trial / 36) % 36];
+            d1 = code / 6 + 1;
+            d2 = code % 6 + 1;
+        } else {
+            d1 = roll_die(&rng);
+            d2 = roll_die(&rng);
+        }
+        int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
+        if (vr) {
+            const Turn *t = ply < MEMO_PLIES ? rollout_memo_turn(r, side, mover, opponent, scratch)
+                                             : (rollout_turn(r, side, mover, opponent, scratch) < 0
+                                                    ? NULL
+                                                    : scratch);
+            if (t == NULL)
+                return -1;
+            int index = roll_index(lo, hi);
+            double delta[N_HEADS];
+            for (int h = 0; h < N_HEADS; h++)
+                delta[h] = t->judged[index][h] - t->mean[h];
+            add_luck(luck, delta, side);
+            memcpy(mover, t->after[index][0], sizeof mover);
+            memcpy(opponent, t->after[index][1], sizeof opponent);
+        } else {
+            int n = generate(&r->g, mover, opponent, lo, hi);
+            if (n < 0)
+                return -1;
+            if (n > 0) {
+                int chosen = rollout_choice(r, side, n);
+                if (chosen < 0)
+                    return -1;
+                memcpy(mover, r->g.results[chosen].mover, sizeof mover);
+                memcpy(opponent, r->g.results[chosen].opponent, sizeof opponent);
+            }
+        }
+        swap_sides(mover, opponent);
+        side ^= 1;
+    }
+    if (side == 0)
+        memcpy(outcome, p, sizeof p);
+    else
+        flip(p, outcome);
+    *plies = ply;
+    return 0;
+}
+
+static int read_utility(PyObject *obj, double *out)
+{
+    PyObject *seq = PySequence_Fast(obj, "a utility must be 6 floats");
+    if (seq == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 6) {
+        PyErr_Format(PyExc_ValueError, "a utility must be 6 floats, got %zd",
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int i = 0; i < 6; i++) {
+        out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (out[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* rollout(evaluator, race, mover, opponent, seed, first, count, truncate, vr, dice,
+ *         utilities=None) -> (outcomes, luck, plies):
+ *
+ * Trials first .. first + count - 1 of the rollout of the board (`mover` on roll, before
+ * rolling) by the greedy 0-ply player of `evaluator` on both sides. `dice` holds the first
+ * two rolls of every trial (dice.py `RolloutDice.table`: 36 codes of the first roll, then 36
+ * rows of 36 of the second, a code being (d1 - 1) * 6 + d2 - 1); later rolls come from
+ * splitmix64 from `rollout_trial_state(seed, trial)`. `truncate` > 0 cuts a trial after that
+ * many plies (the evaluation there is its result); `vr` sums each roll's luck. `utilities`:
+ * None (both sides maximise cubeless equity) or two sequences of 6 coefficients (the side on
+ * roll's, then the other's; see `rollout_choice`). `outcomes` and `luck` hold 5 doubles per
+ * trial (the chances of the side on roll at the start, its luck), `plies` an int32 per trial. */
+static PyObject *contact_rollout(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"evaluator", "race", "mover", "opponent", "seed", "first",
+                               "count", "truncate", "vr", "dice", "utilities", NULL};
+    PyObject *evaluator, *race, *mover_obj, *opponent_obj, *utilities = Py_None;
+    unsigned long long seed, first;
+    int count, truncate, vr;
+    Py_buffer dice;
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    double coefficients[2][6];
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOKKiipy*|O:rollout", keywords, &evaluator,
+                                     &race, &mover_obj, &opponent_obj, &seed, &first, &count,
+                                     &truncate, &vr, &dice, &utilities))
+        return NULL;
+    Rollout r = {NULL, race, {0}, {NULL, NULL}, NULL, 0, NULL, 0};
+    PyObject *result = NULL;
+    double *outcomes = NULL, *lucks = NULL;
+    int32_t *plies = NULL;
+    Turn *scratch = NULL;
+    r.e = as_evaluator(evaluator, "evaluator");
+    if (r.e == NULL || check_race(race) < 0 || parse_side(mover_obj, "mover", mover) < 0 ||
+        parse_side(opponent_obj, "opponent", opponent) < 0 || check_board(mover, opponent) < 0)
+        goto done;
+    if (dice.len != 36 + 36 * 36) {
+        PyErr_Format(PyExc_ValueError, "dice must hold %d bytes, got %zd", 36 + 36 * 36, dice.len);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < dice.len; i++) {
+        if (((const unsigned char *)dice.buf)[i] >= 36) {
+            PyErr_Format(PyExc_ValueError, "dice byte %zd is %d, not a roll code 0..35", i,
+                         ((const unsigned char *)dice.buf)[i]);
+            goto done;
+        }
+    }
+    if (count < 0 || truncate < 0) {
+        PyErr_Format(PyExc_ValueError, "count and truncate must be >= 0, got %d and %d", count,
+                     truncate);
+        goto done;
+    }
+    if (utilities != Py_None) {
+        PyObject *pair = PySequence_Fast(utilities, "utilities must be None or two sequences");
+        if (pair == NULL)
+            goto done;
+        int ok = PySequence_Fast_GET_SIZE(pair) == 2;
+        if (!ok)
+            PyErr_SetString(PyExc_ValueError, "utilities must be None or two sequences");
+        for (int s = 0; ok && s < 2; s++)
+            ok = read_utility(PySequence_Fast_GET_ITEM(pair, s), coefficients[s]) == 0;
+        Py_DECREF(pair);
+        if (!ok)
+            goto done;
+        r.utility[0] = coefficients[0];
+        r.utility[1] = coefficients[1];
+    }
+    outcomes = PyMem_Malloc(sizeof(double) * N_HEADS * (size_t)(count ? count : 1));
+    lucks = PyMem_Malloc(sizeof(double) * N_HEADS * (size_t)(count ? count : 1));
+    plies = PyMem_Malloc(sizeof(int32_t) * (size_t)(count ? count : 1));
+    scratch = PyMem_Malloc(sizeof(Turn));
+    r.memo = vr ? PyMem_Malloc(sizeof(Turn) * TURN_MEMO) : NULL;
+    r.races = PyMem_Malloc(sizeof(RaceEntry) * RACE_CACHE_SIZE);
+    if (outcomes == NULL || lucks == NULL || plies == NULL || scratch == NULL ||
+        (vr && r.memo == NULL) || r.races == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(r.races, 0xFF, sizeof(RaceEntry) * RACE_CACHE_SIZE);
+    if (generator_init(&r.g) < 0)
+        goto done;
+    int status = 0;
+    for (int k = 0; k < count && status == 0; k++)
+        status = rollout_trial(&r, mover, opponent, dice.buf, (uint64_t)seed,
+                               (uint64_t)first + (uint64_t)k, truncate, vr, scratch,
+                               outcomes + N_HEADS * k, lucks + N_HEADS * k, plies + k);
+    generator_free(&r.g);
+    if (status == 0)
+        result = Py_BuildValue("(y#y#y#)", (const char *)outcomes,
+                               (Py_ssize_t)(sizeof(double) * N_HEADS * (size_t)count),
+                               (const char *)lucks,
+                               (Py_ssize_t)(sizeof(double) * N_HEADS * (size_t)count),
+                               (const char *)plies, (Py_ssize_t)(sizeof(int32_t) * (size_t)count));
+done:
+    PyBuffer_Release(&dice);
+    PyMem_Free(outcomes);
+    PyMem_Free(lucks);
+    PyMem_Free(plies);
+    PyMem_Free(scratch);
+    PyMem_Free(r.memo);
+    PyMem_Free(r.races);
+    return result;
+}
+
 /* ------------------------------------------------------------------------------ types */
 
 static PyMethodDef Net_methods[] = {
@@ -2110,6 +2548,10 @@ static PyMethodDef module_methods[] = {
     {"duel", (PyCFunction)(void (*)(void))contact_duel, METH_FASTCALL,
      "duel(a, b, race, seed, pairs) -> a's points per game in mirrored cubeless pairs of two "
      "greedy 0-ply evaluators."},
+    {"rollout", (PyCFunction)(void (*)(void))contact_rollout, METH_VARARGS | METH_KEYWORDS,
+     "rollout(evaluator, race, mover, opponent, seed, first, count, truncate, vr, dice, "
+     "utilities=None) -> (outcomes, luck, plies): trials of a cubeless rollout by the greedy "
+     "0-ply player (bgbot/rollout/trial.py is the definition; see the C source)."},
     {"duel_pubeval", (PyCFunction)(void (*)(void))contact_duel_pubeval, METH_FASTCALL,
      "duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> the "
      "evaluator's points per game in mirrored cubeless pairs against pubeval."},

@@ -720,6 +720,24 @@ class HeuristicEvaluator:
         return _new_tuple(Probabilities, net.roll_average(position.mover, position.opponent,
                                                           self._race_sides))
 
+    def rollout(self, position: Position, seed: int, first: int, count: int, truncate: int,
+                vr: bool, dice: bytes,
+                utilities: tuple[Sequence[float], Sequence[float]] | None = None,
+                ) -> tuple[bytes, bytes, bytes] | None:
+        """Trials ``first`` .. ``first + count - 1`` of a cubeless rollout of ``position`` by
+        this evaluator's greedy 0-ply player, in C (`bgbot.rollout.trial.play_trial` is the
+        definition): (outcomes, luck, plies) as bytes, 5 doubles per trial each (the chances
+        of the side on roll at the start, its luck) and an int32 per trial. ``dice``: the
+        first two rolls' table (`bgbot.rollout.dice.RolloutDice.table`). None when the C
+        extension is not in use."""
+        net = self._net
+        if net is None:
+            return None
+        from ._contact import rollout
+
+        return rollout(net, self._race_sides, position.mover, position.opponent, seed, first,
+                       count, truncate, vr, dice, utilities)
+
     def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
                     position: Position | None = None) -> Probabilities:
         """`evaluate_race` of the board with ``mover`` on roll (``position`` if already built;

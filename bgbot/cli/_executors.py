@@ -56,12 +56,12 @@ def _dask(address: str, concurrency: int) -> Executing:
     cluster: Any = None
     if address == "local":
         workers = concurrency if concurrency > 1 else 2
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client: Any = Client(cluster)
+        cluster = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client: Any = Client(cluster)  # type: ignore[no-untyped-call]
     elif "://" in address:
         try:
-            client = Client(address, timeout=30)
+            client = Client(address, timeout=30)  # type: ignore[no-untyped-call]
         except OSError as exc:
             raise BgbotError(f"--dask {address}: cannot reach the scheduler ({exc})") from None
     else:

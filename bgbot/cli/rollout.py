@@ -14,13 +14,18 @@ from ._rollouts import (add_rollout_options, candidates_table, context_text, res
 
 _EPILOG = """\
 examples:
-  bgbot rollout 4HPwATDgc/ABMA --dice 31            the best plays of an opening 3-1
-  bgbot rollout 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'    that position, at 3-6 in a 7-point match
-  bgbot rollout 4HPwATDgc/ABMA --cubeless --truncate 10 --concurrency 2    quick: 1296 trials, 10 plies each
-  bgbot rollout 4HPwATDgc/ABMA --se-target 0.005 --trials 12960          stop once the SE is below 0.005
-  bgbot rollout 4HPwATDgc/ABMA --player gnubg:plies=0 --trials 144       gnubg's 0-ply play through bgbot's rollout
-  bgbot rollout 4HPwATDgc/ABMA --dask tcp://scheduler:8786 --trials 12960    spread over a Dask cluster
-  bgbot rollout 4HPwATDgc/ABMA --json --trials 72 | jq .equity
+  bgbot rollout 4HPwATDgc/ABMA --dice 31           the best plays of an opening 3-1
+  bgbot rollout 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'
+                                                   that position, at its score and cube
+  bgbot rollout 4HPwATDgc/ABMA --cubeless --truncate 10 --concurrency 2
+                                                   quick: 1296 trials of 10 plies, 2 cores
+  bgbot rollout 4HPwATDgc/ABMA --trials 12960 --se-target 0.005
+                                                   stop once the equity's SE is below 0.005
+  bgbot rollout 4HPwATDgc/ABMA --player gnubg:plies=0 --trials 144
+                                                   gnubg's 0-ply play through bgbot's rollout
+  bgbot rollout 4HPwATDgc/ABMA --trials 12960 --dask tcp://scheduler:8786
+                                                   on a Dask cluster (--dask local: this one)
+  bgbot rollout 4HPwATDgc/ABMA --trials 72 --json | jq .equity
 
 A rollout plays the position out many times (trials) with the player on both sides and
 averages the results: gnubg's five chances (win, win gammon, win backgammon, lose gammon,

@@ -37,6 +37,7 @@ from ..core.errors import FormatError
 from ..core.position import Play, Position
 from ..deciders import create_agent
 from ..players.heuristic import HeuristicPlayer, shared_evaluator
+from ..referee.duel import InlineExecutor
 from .agent_trial import RolloutPlayer, agent_trial, start_game
 from .dice import RolloutDice
 from .result import CandidateResult, RolloutProgress, RolloutResult
@@ -45,7 +46,7 @@ from .stats import CHANCES, Estimate, RolloutStats
 from .trial import Trial, kernel_trials
 from .values import ValueMap
 
-__all__ = ["rollout_candidates", "rollout_position", "run_chunk", "run_rollouts",
+__all__ = ["InlineExecutor", "rollout_candidates", "rollout_position", "run_chunk", "run_rollouts",
            "select_candidates"]
 
 log = logging.getLogger(__name__)
@@ -160,19 +161,6 @@ def run_chunk(job: RolloutJob, first: int, count: int) -> list[Trial]:
 
 
 # ---------------------------------------------------------------------- the counting side
-
-
-class InlineExecutor(Executor):
-    """Runs each task at once in this thread: no pool, the same results."""
-
-    def submit(self, fn: Callable[..., object], /, *args: object,
-               **kwargs: object) -> Future[object]:
-        future: Future[object] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            future.set_exception(exc)
-        return future
 
 
 class _Running:

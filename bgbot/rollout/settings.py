@@ -13,6 +13,7 @@ from ..core.context import Context
 from ..core.errors import FormatError
 from ..core.position import Position
 from ..core.rules import Rules
+from ..deciders import known_agents
 
 __all__ = ["BLOCK", "DEFAULT_TRIALS", "RolloutJob", "RolloutSettings"]
 
@@ -52,7 +53,11 @@ class RolloutSettings:
     """Trials per task (a multiple of 36); does not change the results."""
 
     def __post_init__(self) -> None:
-        parse_agent_spec(self.player)
+        name = parse_agent_spec(self.player).name
+        known = known_agents()
+        if name not in known:
+            raise FormatError("player", self.player,
+                              f"no agent {name!r}; known: {', '.join(sorted(known))}")
         if not BLOCK <= self.trials <= MAX_TRIALS or self.trials % BLOCK:
             low = max(BLOCK, self.trials // BLOCK * BLOCK)
             raise FormatError("trials", str(self.trials),

@@ -6,8 +6,9 @@ luck (a control variate of mean zero: the mean stays, the variance falls). The v
 the luck are kept too: they are what the same trials give without variance reduction (the
 play does not depend on it), so the SE gain of VR is measured in the same run.
 
-Trials are added one at a time in trial-index order, so the sums (plain floating-point sums)
-are the same bit for bit however the trials were split between processes or machines.
+Trials are added one at a time in trial-index order, so the running figures (Welford's
+updates) are the same bit for bit however the trials were split between processes or
+machines.
 """
 
 from __future__ import annotations
@@ -39,38 +40,49 @@ class Estimate:
                 "se_without_vr": self.raw_se}
 
 
-class Column:
-    """Sums of one figure's values, with and without the luck taken off."""
+class _Running:
+    """Welford's running mean and sum of squared deviations (exact enough for an SE near 0,
+    where sums of squares cancel)."""
 
-    __slots__ = ("n", "raw", "raw_sq", "adjusted", "adjusted_sq")
+    __slots__ = ("mean", "m2")
+
+    def __init__(self) -> None:
+        self.mean = self.m2 = 0.0
+
+    def add(self, n: int, value: float) -> None:
+        """Count ``value`` as the ``n``-th."""
+        delta = value - self.mean
+        self.mean += delta / n
+        self.m2 += delta * (value - self.mean)
+
+    def mean_se(self, n: int) -> tuple[float, float]:
+        if n == 0:
+            return math.nan, math.nan
+        if n == 1:
+            return self.mean, math.inf
+        return self.mean, math.sqrt(self.m2 / (n - 1) / n)
+
+
+class Column:
+    """One figure's values, with and without the luck taken off."""
+
+    __slots__ = ("n", "raw", "adjusted")
 
     def __init__(self) -> None:
         self.n = 0
-        self.raw = self.raw_sq = self.adjusted = self.adjusted_sq = 0.0
+        self.raw = _Running()
+        self.adjusted = _Running()
 
     def add(self, value: float, luck: float) -> None:
-        adjusted = value - luck
         self.n += 1
-        self.raw += value
-        self.raw_sq += value * value
-        self.adjusted += adjusted
-        self.adjusted_sq += adjusted * adjusted
-
-    @staticmethod
-    def _mean_se(n: int, total: float, squares: float) -> tuple[float, float]:
-        if n == 0:
-            return math.nan, math.nan
-        mean = total / n
-        if n == 1:
-            return mean, math.inf
-        variance = max(squares - total * total / n, 0.0) / (n - 1)
-        return mean, math.sqrt(variance / n)
+        self.raw.add(self.n, value)
+        self.adjusted.add(self.n, value - luck)
 
     def estimate(self, vr: bool) -> Estimate:
-        raw_mean, raw_se = self._mean_se(self.n, self.raw, self.raw_sq)
+        raw_mean, raw_se = self.raw.mean_se(self.n)
         if not vr:
             return Estimate(raw_mean, raw_se, raw_mean, raw_se)
-        mean, se = self._mean_se(self.n, self.adjusted, self.adjusted_sq)
+        mean, se = self.adjusted.mean_se(self.n)
         return Estimate(mean, se, raw_mean, raw_se)
 
 

@@ -130,10 +130,11 @@ def test_the_c_kernel_plays_a_match_utility_as_the_player_does() -> None:
     context = replace(MATCH, rules=Rules(cube=False))
     utilities = (player.play_utility(context), player.play_utility(context.swapped()))
     assert utilities[0] is not None and utilities[1] is not None
+    assert utilities[0] != utilities[1]  # 5-away and 3-away value the outcomes differently
     dice = RolloutDice(2)
-    kernel = kernel_trials(EVALUATOR, AFTER_31, dice, 0, 12, 9, True, utilities)  # type: ignore[arg-type]
-    assert kernel == [play_trial(EVALUATOR, AFTER_31, dice, t, 9, True, utilities)  # type: ignore[arg-type]
-                      for t in range(12)]
+    pair = (utilities[0], utilities[1])
+    kernel = kernel_trials(EVALUATOR, AFTER_31, dice, 0, 12, 9, True, pair)
+    assert kernel == [play_trial(EVALUATOR, AFTER_31, dice, t, 9, True, pair) for t in range(12)]
     money = kernel_trials(EVALUATOR, AFTER_31, dice, 0, 12, 9, True)
     assert money != kernel  # the score changes some plays
 

@@ -46,8 +46,8 @@ from .stats import CHANCES, Estimate, RolloutStats
 from .trial import Trial, kernel_trials
 from .values import ValueMap
 
-__all__ = ["InlineExecutor", "rollout_candidates", "rollout_position", "run_chunk", "run_rollouts",
-           "select_candidates"]
+__all__ = ["InlineExecutor", "close_players", "rollout_candidates", "rollout_position",
+           "run_chunk", "run_rollouts", "select_candidates"]
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ def run_rollouts(jobs: Sequence[RolloutJob], executor: Executor | None = None, *
     ``window`` chunks in flight; the results in the jobs' order (module docstring)."""
     executor = executor if executor is not None else InlineExecutor()
     running = [_Running(job) for job in jobs]
-    order = deque(_chunk_order(jobs))
+    order = deque(_chunk_order(jobs, window))
     pending: deque[tuple[int, int, Future[list[Trial]]]] = deque()
     started = time.perf_counter()
     cancelled = False
@@ -227,7 +227,7 @@ def run_rollouts(jobs: Sequence[RolloutJob], executor: Executor | None = None, *
                 if running[index].stopped:
                     continue
                 job = jobs[index]
-                count = min(job.settings.chunk, job.settings.trials - first)
+                count = min(job.settings.chunk_for(window), job.settings.trials - first)
                 pending.append((index, first, executor.submit(run_chunk, job, first, count)))
             if not pending:
                 continue
@@ -244,11 +244,11 @@ def run_rollouts(jobs: Sequence[RolloutJob], executor: Executor | None = None, *
             for r in running]
 
 
-def _chunk_order(jobs: Sequence[RolloutJob]) -> list[tuple[int, int]]:
+def _chunk_order(jobs: Sequence[RolloutJob], window: int) -> list[tuple[int, int]]:
     """(job, first trial) of every chunk: by first trial, then job, so that the candidates
     of a roll advance together."""
     chunks = [(first, index) for index, job in enumerate(jobs)
-              for first in range(0, job.settings.trials, job.settings.chunk)]
+              for first in range(0, job.settings.trials, job.settings.chunk_for(window))]
     return [(index, first) for first, index in sorted(chunks)]
 
 

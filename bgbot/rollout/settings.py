@@ -23,8 +23,8 @@ DEFAULT_TRIALS = 1296
 """gnubg's default, and 36 x 36: every pair of first and second rolls exactly once, so the
 two rolls that weigh most in a trial's noise cost nothing."""
 DEFAULT_CHUNK = 144
-"""Trials per task: large enough that a task's overhead (a process hop, a Dask message) is
-small against its work, small enough that two workers share even a short rollout."""
+"""The most trials per task `RolloutSettings.chunk_for` gives: enough that a task's overhead
+(a process hop, a Dask message) is small against its work."""
 MAX_TRIALS = 10_000_000
 
 
@@ -49,8 +49,9 @@ class RolloutSettings:
     se_target: float | None = None
     """Stop early, at a multiple of 36 trials, once the standard error of the equity is
     below this."""
-    chunk: int = DEFAULT_CHUNK
-    """Trials per task (a multiple of 36); does not change the results."""
+    chunk: int | None = None
+    """Trials per task (a multiple of 36; None: `chunk_for` chooses); does not change the
+    results."""
 
     def __post_init__(self) -> None:
         name = parse_agent_spec(self.player).name
@@ -71,8 +72,17 @@ class RolloutSettings:
             raise FormatError("seed", str(self.seed), "must be 0 .. 2**63-1")
         if self.se_target is not None and not self.se_target > 0:
             raise FormatError("se_target", str(self.se_target), "must be a positive equity")
-        if self.chunk < BLOCK or self.chunk % BLOCK:
+        if self.chunk is not None and (self.chunk < BLOCK or self.chunk % BLOCK):
             raise FormatError("chunk", str(self.chunk), f"must be a multiple of {BLOCK}")
+
+    def chunk_for(self, window: int) -> int:
+        """Trials per task with ``window`` tasks in flight: the set ``chunk``, else enough
+        tasks to keep every worker busy (about 4 per task in flight), at most
+        `DEFAULT_CHUNK` trials each."""
+        if self.chunk is not None:
+            return self.chunk
+        share = self.trials // (4 * max(1, window)) // BLOCK * BLOCK
+        return min(DEFAULT_CHUNK, max(BLOCK, share))
 
     def cubeful_for(self, context: Context) -> bool:
         """Whether a rollout of a position with ``context`` is played with the cube."""

@@ -783,6 +783,12 @@ typedef struct {
 /* Six outcome probabilities of the network for the inputs x, the impossible outcomes
  * (allowed[k] = 0) given no probability. Hidden units are ReLUs; the first layer skips zero
  * inputs (most of the board encoding is zero). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* Built twice, for AVX2 and for any x86-64, the one the CPU runs chosen at load: the same
+ * operations element by element (no FMA: "avx2" does not allow it), eight floats at a time
+ * instead of four, so the same results bit for bit. */
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
                         double *out)
 {

@@ -747,8 +747,12 @@ class HeuristicEvaluator:
             return None
         from ._contact import rollout
 
+        formula = None
+        if self._race_mlp is None:  # races by the formula: in C, from each side's pips
+            self.has_bearoff  # noqa: B018 - loads the database the effective pips use
+            formula = (self._effective_pips, self.race_spread)
         return rollout(net, self._race_sides, position.mover, position.opponent, seed, first,
-                       count, truncate, vr, dice, utilities)
+                       count, truncate, vr, dice, utilities, formula)
 
     def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
                     position: Position | None = None) -> Probabilities:

@@ -37,6 +37,9 @@ OPENING = Position.initial()
 AFTER_31 = OPENING.apply(OPENING.legal_plays((3, 1))[0]).swapped()
 """After 8/5 6/5, the opponent to roll: a contact position."""
 RACE = board({6: 3, 5: 3, 4: 3, 8: 2, 9: 2, 11: 2}, {6: 4, 5: 3, 3: 2, 10: 3, 12: 3})
+BACK_RACE = board({20: 2, 14: 3, 9: 5, 6: 5}, {3: 5, 2: 5, 1: 3})
+"""A race where the side on roll, its last chequers still in the other's home board, can be
+backgammoned (the race formula's every branch)."""
 CERTAIN = board({1: 1}, {6: 15})
 """The side on roll bears off its last chequer with any roll; the other has borne off none."""
 BEAR_OFF = board({6: 1}, {6: 1, 5: 1})
@@ -112,10 +115,13 @@ def test_the_later_rolls_are_uniform() -> None:
 @needs_kernel
 @pytest.mark.parametrize(("position", "truncate", "vr", "trials"), [
     (AFTER_31, 0, False, 6), (AFTER_31, 0, True, 2), (AFTER_31, 7, True, 12),
-    (AFTER_31, 7, False, 12), (RACE, 0, True, 3), (BEAR_OFF, 0, True, 36), (CERTAIN, 0, True, 3),
+    (AFTER_31, 7, False, 12), (RACE, 0, True, 3), (BACK_RACE, 0, True, 3),
+    (BACK_RACE, 0, False, 12), (BEAR_OFF, 0, True, 36), (CERTAIN, 0, True, 3),
 ])
 def test_the_c_kernel_plays_the_python_definition_to_the_last_bit(
         position: Position, truncate: int, vr: bool, trials: int) -> None:
+    """The kernel's races outside the bear-off zone use the race formula in C, the
+    definition the evaluator's (Python) one: the same numbers, luck included."""
     dice = RolloutDice(17)
     kernel = kernel_trials(EVALUATOR, position, dice, 30, trials, truncate, vr)
     assert kernel == [play_trial(EVALUATOR, position, dice, t, truncate, vr)

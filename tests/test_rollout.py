@@ -333,3 +333,30 @@ def test_the_cube_is_played_where_the_context_has_it() -> None:
     assert not RolloutSettings(cubeful=False).cubeful_for(Context())
     with pytest.raises(FormatError, match="already over"):
         RolloutJob.of(board({}, {6: 3}), Context(), RolloutSettings())
+
+
+# ---------------------------------------------------------------------- long checks
+
+
+@pytest.mark.slow
+def test_full_rollouts_with_other_seeds_agree_within_their_ses() -> None:
+    """Played out, 1296 trials: VR keeps the plain mean (within its SE) and cuts the SE; two
+    seeds agree within their combined SEs (the SEs are honest about the noise)."""
+    results = [rollout_position(AFTER_31, Context(), RolloutSettings(seed=seed, cubeful=False))
+               for seed in (1, 2)]
+    for result in results:
+        equity = result.equity
+        assert abs(equity.mean - equity.raw_mean) < 3 * equity.raw_se
+        assert equity.se * 3 < equity.raw_se
+    a, b = (r.equity for r in results)
+    assert abs(a.mean - b.mean) < 4 * (a.se ** 2 + b.se ** 2) ** 0.5
+
+
+@pytest.mark.slow
+def test_cubeful_money_rollouts_are_reproducible_and_value_the_cube() -> None:
+    """The cube handled by the player: the cubeful equity of a position the player would
+    double differs from the cubeless one, and a seed reproduces it bit for bit."""
+    settings = RolloutSettings(trials=324, truncate=10, cubeful=True, seed=3)
+    first = rollout_position(RACE, Context(), settings)
+    _same(first, rollout_position(RACE, Context(), replace(settings, chunk=36)))
+    assert first.equity.mean != first.estimates["cubeless"].mean

@@ -48,6 +48,15 @@ def test_two_workers_give_the_same_rollout_as_one() -> None:
     assert one == two
 
 
+def test_dask_local_gives_the_same_rollout_as_this_process() -> None:
+    pytest.importorskip("distributed")
+    args = ("rollout", "4HPwATDgc/ABMA", "--trials", "72", "--truncate", "1", "--cubeless")
+    here, dask = _json(*args), _json(*args, "--dask", "local", "--concurrency", "2")
+    for out in (here, dask):
+        out.pop("seconds"), out.pop("trials_per_second")
+    assert here == dask
+
+
 def test_rollout_with_dice_ranks_the_candidates_and_prints_a_table() -> None:
     out = _json("rollout", "4HPwATDgc/ABMA", "--dice", "31", *QUICK, "--candidates", "3")
     moves = [c["move"] for c in out["candidates"]]

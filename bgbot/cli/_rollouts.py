@@ -14,7 +14,7 @@ from ..rollout.settings import DEFAULT_TRIALS
 from ._executors import DASK_HELP
 
 __all__ = ["add_rollout_options", "candidates_table", "context_text", "result_table",
-           "rollout_progress", "settings_from"]
+           "roll_out", "rollout_progress", "settings_from"]
 
 
 def add_rollout_options(parser: argparse.ArgumentParser, *, player: bool = True) -> None:
@@ -185,3 +185,25 @@ def rollout_progress(enabled: bool) -> tuple[Callable[[RolloutProgress], None], 
         bar.update(task, completed=progress.trials, total=progress.total, equity=text)
 
     return update, bar
+
+
+def roll_out(args: argparse.Namespace, position: Any, context: Context,
+             dice: tuple[int, int] | None, settings: RolloutSettings
+             ) -> RolloutResult | list[CandidateResult]:
+    """Roll out the position (``dice`` None) or the candidate plays of ``dice``, where the
+    options say (--concurrency, --dask), with a progress bar unless --json; the players'
+    engines are closed afterwards."""
+    from ..rollout import close_players, rollout_candidates, rollout_position
+    from ._executors import executor_for
+
+    progress, bar = rollout_progress(not args.json)
+    with executor_for(args.concurrency, args.dask) as where, bar:
+        try:
+            if dice is None:
+                return rollout_position(position, context, settings, executor=where.executor,
+                                        window=where.window, progress=progress)
+            return rollout_candidates(position, dice, context, settings,
+                                      candidates=args.candidates, executor=where.executor,
+                                      window=where.window, progress=progress)
+        finally:
+            close_players()

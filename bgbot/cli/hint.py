@@ -127,22 +127,14 @@ def _plays(args: argparse.Namespace, player: Any, situation: Any, dice: tuple[in
 def _rollout(args: argparse.Namespace, situation: Any, dice: tuple[int, int] | None) -> int:
     """The plays of ``dice`` ranked by rollouts (`bgbot rollout --dice`)."""
     from ..core.errors import BgbotError
-    from ..rollout import close_players, rollout_candidates
-    from ._executors import executor_for
-    from ._rollouts import candidates_table, rollout_progress, settings_from
+    from ._rollouts import candidates_table, roll_out, settings_from
 
     if dice is None:
         raise BgbotError("--rollout ranks the plays of a roll: give the dice (e.g. 31); "
                          "`bgbot rollout ID` rolls out a position before the roll")
     settings = settings_from(args, _spec(args))
-    progress, bar = rollout_progress(not args.json)
-    with executor_for(args.concurrency, args.dask) as where, bar:
-        try:
-            results = rollout_candidates(situation.position, dice, situation.context, settings,
-                                         candidates=args.candidates, executor=where.executor,
-                                         window=where.window, progress=progress)
-        finally:
-            close_players()
+    results = roll_out(args, situation.position, situation.context, dice, settings)
+    assert isinstance(results, list)
     if args.json:
         plays = [{"move": c.move, "equity": round(c.result.equity.mean, 6),
                   "se": round(c.result.equity.se, 6),

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from typing import Any
 
 from ._rollouts import (add_rollout_options, candidates_table, context_text, result_table,
-                        rollout_progress, settings_from)
+                        roll_out, settings_from)
 
 _EPILOG = """\
 examples:
@@ -74,7 +72,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..core.errors import BgbotError
-    from ._executors import executor_for
+    from ..rollout import RolloutResult
     from ._position import dice_for, read_situation
 
     situation = read_situation(args.position)
@@ -84,45 +82,16 @@ def run(args: argparse.Namespace) -> int:
         raise BgbotError(f"--candidates must be at least 1, got {args.candidates}")
     if situation.position.is_game_over():
         raise BgbotError(f"{args.position}: the game is over: there is nothing to roll out")
-    progress, bar = rollout_progress(not args.json)
-    with executor_for(args.concurrency, args.dask) as where, bar:
-        if dice is None:
-            return _position(args, situation, settings, where, progress)
-        return _candidates(args, situation, dice, settings, where, progress)
-
-
-def _position(args: argparse.Namespace, situation: Any, settings: Any, where: Any,
-              progress: Any) -> int:
-    from ..rollout import close_players, rollout_position
-
-    try:
-        result = rollout_position(situation.position, situation.context, settings,
-                                  executor=where.executor, window=where.window,
-                                  progress=progress)
-    finally:
-        close_players()
-    if args.json:
-        print(json.dumps({**result.to_json(), "context": context_text(situation.context)}))
-    else:
-        print(result_table(result, situation.context))
-    return 0
-
-
-def _candidates(args: argparse.Namespace, situation: Any, dice: tuple[int, int], settings: Any,
-                where: Any, progress: Any) -> int:
-    from ..rollout import close_players, rollout_candidates
-
-    try:
-        results = rollout_candidates(situation.position, dice, situation.context, settings,
-                                     candidates=args.candidates, executor=where.executor,
-                                     window=where.window, progress=progress)
-    finally:
-        close_players()
+    found = roll_out(args, situation.position, situation.context, dice, settings)
+    where = context_text(situation.context)
+    if isinstance(found, RolloutResult):
+        print(json.dumps({**found.to_json(), "context": where}) if args.json
+              else result_table(found, situation.context))
+        return 0
+    assert dice is not None
     if args.json:
         print(json.dumps({"position_id": situation.position.position_id(), "dice": list(dice),
-                          "context": context_text(situation.context),
-                          "candidates": [c.to_json() for c in results]}))
+                          "context": where, "candidates": [c.to_json() for c in found]}))
     else:
-        print(candidates_table(results, situation.context, dice))
-    sys.stdout.flush()
+        print(candidates_table(found, situation.context, dice))
     return 0

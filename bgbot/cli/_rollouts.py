@@ -119,7 +119,8 @@ def result_table(result: RolloutResult, context: Context) -> str:
              + f"  ({label})"]
     est = result.estimates
     for row, key in (("mean", "mean"), ("std err", "se")):
-        cells = "".join(f"{getattr(est[name], key):7.3f}" for name in CHANCES)
+        digits = 3 if key == "mean" else 4
+        cells = "".join(f"{getattr(est[name], key):7.{digits}f}" for name in CHANCES)
         eq = f"{getattr(est['cubeless'], key):+10.4f}" if key == "mean" else \
             f"{est['cubeless'].se:10.4f}"
         if result.cubeful:

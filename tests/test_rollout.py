@@ -352,11 +352,19 @@ def test_full_rollouts_with_other_seeds_agree_within_their_ses() -> None:
     assert abs(a.mean - b.mean) < 4 * (a.se ** 2 + b.se ** 2) ** 0.5
 
 
+def test_a_position_the_player_doubles_out_is_worth_one_cube() -> None:
+    """Cubeful, the player on roll doubles this race and the other side passes (by their own
+    cube decisions): every trial ends at once, +1."""
+    result = rollout_position(RACE, Context(), RolloutSettings(trials=36))
+    assert result.cubeful and result.equity.mean == 1.0 and result.equity.se == 0.0
+    assert result.plies == 0.0
+
+
 @pytest.mark.slow
 def test_cubeful_money_rollouts_are_reproducible_and_value_the_cube() -> None:
-    """The cube handled by the player: the cubeful equity of a position the player would
-    double differs from the cubeless one, and a seed reproduces it bit for bit."""
-    settings = RolloutSettings(trials=324, truncate=10, cubeful=True, seed=3)
-    first = rollout_position(RACE, Context(), settings)
-    _same(first, rollout_position(RACE, Context(), replace(settings, chunk=36)))
+    """The cube handled by the players during the trials: the cubeful equity differs from the
+    cubeless one, and a seed reproduces it bit for bit however the trials are split."""
+    settings = RolloutSettings(trials=216, truncate=10, cubeful=True, seed=3)
+    first = rollout_position(AFTER_31, Context(), settings)
+    _same(first, rollout_position(AFTER_31, Context(), replace(settings, chunk=36)))
     assert first.equity.mean != first.estimates["cubeless"].mean

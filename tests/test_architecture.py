@@ -168,6 +168,16 @@ def test_no_import_circle_in_bgbot() -> None:
     assert not found, "import circles (arrows must point down, DESIGN §1):\n" + "\n".join(found)
 
 
+def test_the_rollout_package_stays_at_the_referee_layer() -> None:
+    """bgbot.rollout may use the core, formats, players, agents, engines and the referee; the
+    daemon and the CLI call it, never the other way round."""
+    graph = import_graph(PACKAGE)
+    reached = {target for name, targets in graph.items() if name.startswith("bgbot.rollout")
+               for target in targets}
+    assert reached and not {t for t in reached if t.startswith(("bgbot.daemon", "bgbot.cli",
+                                                                "bgbot.frontends"))}
+
+
 def test_the_circles_known_to_be_removed_are_still_there() -> None:
     graph = bgbot_graph()
     gone = [(a, b) for a, b in KNOWN_CIRCLES_TO_BE_REMOVED

@@ -31,6 +31,7 @@ examples:
   bgbot play heuristic gnubg:plies=0        our player against GNU Backgammon's engine
   bgbot gnubg-player --listen 127.0.0.1:4321   be gnubg's external player
   bgbot analyze matches/some.mat            gnubg's error rates and luck for a match file
+  bgbot rollout 4HPwATDgc/ABMA --dice 31    rank the plays of an opening 3-1 by rollouts
   bgbot serve                               run the daemon (ZeroMQ control protocol)
   bgbot ctl status                          ask a running daemon
 

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from ._position import dice_for, heuristic_player, ranked_plays, read_situation
+from ._rollouts import add_rollout_options
 
 _EPILOG = """\
 examples:
@@ -21,6 +22,7 @@ examples:
   bgbot hint 4HPwATDgc/ABMA 31 --plies 1 --json  at 1-ply, as JSON
   bgbot hint 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10'    the cube, at that score
   bgbot hint 4HPwATDgc/cAkAAAAAAAAA              a gnubg id: cube, score and dice from the id
+  bgbot hint 4HPwATDgc/ABMA 31 --rollout --truncate 10 --concurrency 2   ranked by rollouts
 
 The chances are gnubg's five, from the side of the player on roll: win, win gammon, win
 backgammon, lose gammon, lose backgammon (gammons include backgammons). Money equities are
@@ -59,6 +61,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     p.add_argument("--json", action="store_true",
                    help='print one JSON object: {"plays": [{"move", "equity", "chances", ...}]} '
                    'best first, or {"cube": {...}}')
+    p.add_argument("--rollout", action="store_true",
+                   help="rank the best plays by rolling each out (as `bgbot rollout "
+                   "--dice`; --player plays the trials, any agent; options below)")
+    add_rollout_options(p, player=False)
     p.set_defaults(func=run)
 
 
@@ -76,6 +82,8 @@ def _chances(probs: Any) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     situation = read_situation(args.id)
     dice = None if args.cube else dice_for(situation, args.dice)
+    if args.rollout:
+        return _rollout(args, situation, dice)
     player = heuristic_player(_spec(args))
     context = situation.context
     unit = "equity" if context.is_money else "mwc"
@@ -123,6 +131,29 @@ def _plays(args: argparse.Namespace, player: Any, situation: Any, dice: tuple[in
               f"{1 - c['win']:.3f} {c['lose_gammon']:.3f} {c['lose_backgammon']:.3f}"
               f"  {item['depth']}-ply")
     print(CHANCES_LEGEND)
+    return 0
+
+
+def _rollout(args: argparse.Namespace, situation: Any, dice: tuple[int, int] | None) -> int:
+    """The plays of ``dice`` ranked by rollouts (`bgbot rollout --dice`)."""
+    from ..core.errors import BgbotError
+    from ._rollouts import candidates_table, roll_out, settings_from
+
+    if dice is None:
+        raise BgbotError("--rollout ranks the plays of a roll: give the dice (e.g. 31); "
+                         "`bgbot rollout ID` rolls out a position before the roll")
+    settings = settings_from(args, _spec(args))
+    results = roll_out(args, situation.position, situation.context, dice, settings)
+    assert isinstance(results, list)
+    if args.json:
+        plays = [{"move": c.move, "equity": round(c.result.equity.mean, 6),
+                  "se": round(c.result.equity.se, 6),
+                  "chances": _chances(c.result.chances), "position_id": c.result.position_id,
+                  "rollout": c.result.to_json()} for c in results]
+        print(json.dumps({"position_id": situation.position.position_id(), "dice": list(dice),
+                          "player": settings.player, "ranked_by": "rollout", "plays": plays}))
+        return 0
+    print(candidates_table(results, situation.context, dice))
     return 0
 
 

@@ -783,6 +783,12 @@ typedef struct {
 /* Six outcome probabilities of the network for the inputs x, the impossible outcomes
  * (allowed[k] = 0) given no probability. Hidden units are ReLUs; the first layer skips zero
  * inputs (most of the board encoding is zero). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* Built twice, for AVX2 and for any x86-64, the one the CPU runs chosen at load: the same
+ * operations element by element (no FMA: "avx2" does not allow it), eight floats at a time
+ * instead of four, so the same results bit for bit. */
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
                         double *out)
 {
@@ -1357,13 +1363,18 @@ static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 /* ------------------------------------------------------------------------- self-play */
 
-/* splitmix64: the dice of self-play and screening duels (seeded per game). */
-static uint64_t next_random(uint64_t *state)
+/* The 64-bit finaliser of splitmix64 (bgbot/rollout/dice.py `mix64`). */
+static uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     return z ^ (z >> 31);
+}
+
+/* splitmix64: the dice of self-play, screening duels (seeded per game) and rollouts. */
+static uint64_t next_random(uint64_t *state)
+{
+    return mix64(*state += UINT64_C(0x9E3779B97F4A7C15));
 }
 
 static int roll_die(uint64_t *state)
@@ -1990,6 +2001,615 @@ static PyObject *contact_duel(PyObject *module, PyObject *const *args, Py_ssize_
     return screening_pairs(&seat_a, &seat_b, args[2], args[3], args[4]);
 }
 
+/* ------------------------------------------------------------------------------- rollouts */
+
+/* The rollout of bgbot/rollout (trial.py `play_trial` is the definition; the tests hold this
+ * kernel equal to it to the last bit): trials of the 0-ply heuristic player against itself from
+ * one position, cubeless, with gnubg's quasi-random dice, variance reduction by luck and
+ * truncation. */
+
+#define N_ROLLS 21
+#define ROLLOUT_MAX_PLIES 10000 /* trial.MAX_PLIES: a trial still going is cut here */
+#define TURN_MEMO 32            /* turns remembered per call (the first two plies repeat) */
+#define MEMO_PLIES 2
+
+/* The state of trial `trial`'s dice stream beyond its first two rolls (dice.py
+ * `trial_state`). */
+static uint64_t rollout_trial_state(uint64_t seed, uint64_t trial)
+{
+    return mix64(mix64(seed ^ UINT64_C(0x726F6C6C6F757421)) + trial);
+}
+
+/* The 21 rolls in `roll_loop` order (a <= b): their index. */
+static int roll_index(int a, int b)
+{
+    int index = 0;
+    for (int x = 1; x < a; x++)
+        index += 7 - x;
+    return index + b - a;
+}
+
+/* One turn of a rollout with variance reduction: for every roll, the judge's chances of the
+ * roller after his best play by cubeless equity (the first of equal bests, as `roll_loop`),
+ * their average over the 36 rolls (`roll_average`, to the last bit), and the board the player
+ * leaves (see `rollout_choice`). */
+typedef struct {
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS]; /* the turn's board, roller first */
+    double mean[N_HEADS];
+    double judged[N_ROLLS][N_HEADS];
+    int after[N_ROLLS][2][N_LOCATIONS]; /* the roller's side, then the other, after his play */
+} Turn;
+
+/* Races the Python call-back evaluated, by board (the same race boards come back often: from
+ * the rolls of one turn, and from trial to trial). */
+#define RACE_CACHE_BITS 15
+#define RACE_CACHE_SIZE (1 << RACE_CACHE_BITS)
+typedef struct {
+    uint64_t key[4]; /* the two sides, 4 bits a location; all ones = empty */
+    double p[N_HEADS];
+} RaceEntry;
+
+/* One side's facts for the race formula (evaluator.py `RaceSide`), by its counts. */
+#define SIDE_CACHE_BITS 14
+#define SIDE_CACHE_SIZE (1 << SIDE_CACHE_BITS)
+typedef struct {
+    uint64_t key[2]; /* 4 bits a location; all ones = empty */
+    double epc, home_lag, back_lag;
+    int full, back;
+} RaceSideFacts;
+
+typedef struct {
+    const EvalBase *e;
+    PyObject *race;
+    Generator g;
+    const double *utility[2]; /* per side (0: on roll at the start): NULL = cubeless equity */
+    Turn *memo;
+    int memo_count;
+    RaceEntry *races;
+    int race_count;
+    PyObject *epc; /* effective pips of a side (the race formula in C), or NULL: call `race` */
+    double spread;
+    RaceSideFacts *sides;
+    int side_count;
+} Rollout;
+
+static void side_key(const int *side, uint64_t *key)
+{
+    key[0] = key[1] = 0;
+    for (int i = 0; i < N_LOCATIONS; i++)
+        key[i / 16] |= (uint64_t)side[i] << (4 * (i % 16));
+}
+
+/* Pips a side must move before none of its chequers is above own point `boundary`
+ * (evaluator.py `_rolls_beyond`). */
+static double rolls_beyond(const int *side, int boundary)
+{
+    long total = 0;
+    for (int i = boundary; i < N_LOCATIONS; i++)
+        total += (long)side[i] * (i + 1 - boundary);
+    return (double)total;
+}
+
+/* The side's race facts, from the cache or computed (its effective pips from the `epc`
+ * call-back: the bear-off database's wastage); NULL on error. */
+static const RaceSideFacts *race_side_facts(Rollout *r, const int *side)
+{
+    uint64_t key[2];
+    side_key(side, key);
+    uint64_t h = mix64(key[0] ^ mix64(key[1]));
+    size_t slot = (size_t)(h >> (64 - SIDE_CACHE_BITS));
+    for (;;) {
+        RaceSideFacts *entry = &r->sides[slot];
+        if (entry->key[0] == UINT64_MAX)
+            break;
+        if (entry->key[0] == key[0] && entry->key[1] == key[1])
+            return entry;
+        slot = (slot + 1) & (SIDE_CACHE_SIZE - 1);
+    }
+    PyObject *counts = side_tuple(side);
+    if (counts == NULL)
+        return NULL;
+    PyObject *answer = PyObject_CallOneArg(r->epc, counts);
+    Py_DECREF(counts);
+    if (answer == NULL)
+        return NULL;
+    double epc = PyFloat_AsDouble(answer);
+    Py_DECREF(answer);
+    if (epc == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (2 * r->side_count >= SIDE_CACHE_SIZE) { /* half full: start again */
+        memset(r->sides, 0xFF, sizeof(RaceSideFacts) * SIDE_CACHE_SIZE);
+        r->side_count = 0;
+        slot = (size_t)(h >> (64 - SIDE_CACHE_BITS));
+    }
+    RaceSideFacts *entry = &r->sides[slot];
+    entry->key[0] = key[0];
+    entry->key[1] = key[1];
+    int total = 0, back = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        total += side[i];
+        if (i >= 18)
+            back |= side[i] != 0;
+    }
+    entry->epc = epc;
+    entry->full = total == CHEQUERS;
+    entry->home_lag = rolls_beyond(side, 6);
+    entry->back = back;
+    entry->back_lag = rolls_beyond(side, 18);
+    r->side_count++;
+    return entry;
+}
+
+#define PIPS_PER_ROLL (49.0 / 6.0)
+#define ROLL_VARIANCE_PER_PIP 0.0339
+
+/* evaluator.py `_phi`: the standard normal distribution function. */
+static double normal_cdf(double x)
+{
+    return 0.5 * erfc(-x * (1.0 / sqrt(2.0)));
+}
+
+/* evaluator.py `_lag_probability`. */
+static double lag_probability(double loser_pips, double loser_extra, double winner_epc,
+                              int loser_on_roll)
+{
+    double mean = loser_pips / PIPS_PER_ROLL + loser_extra - winner_epc / PIPS_PER_ROLL;
+    double var = ROLL_VARIANCE_PER_PIP * (loser_pips + winner_epc) + 0.25;
+    double threshold = loser_on_roll ? 0.5 : -0.5;
+    return normal_cdf((mean - threshold) / sqrt(var));
+}
+
+static double clamp(double x, double low, double high)
+{
+    return x < low ? low : x > high ? high : x;
+}
+
+/* evaluator.py `race_chances` (the race formula), `me` on roll, operation for operation. */
+static void race_formula(const RaceSideFacts *me, const RaceSideFacts *other, double spread,
+                         double *p)
+{
+    double my_epc = me->epc, other_epc = other->epc;
+    double sum = my_epc + other_epc;
+    double probit = (other_epc - my_epc + 4.0) / sqrt(sum > 1.0 ? sum : 1.0);
+    double win = normal_cdf(probit / spread);
+    double win_g = 0.0, win_bg = 0.0, lose_g = 0.0, lose_bg = 0.0;
+    if (other->full) {
+        win_g = lag_probability(other->home_lag, 1.0, my_epc, 0);
+        if (other->back)
+            win_bg = lag_probability(other->back_lag, 0.5, my_epc, 0);
+    }
+    if (me->full) {
+        lose_g = lag_probability(me->home_lag, 1.0, other_epc, 1);
+        if (me->back)
+            lose_bg = lag_probability(me->back_lag, 0.5, other_epc, 1);
+    }
+    win = clamp(win, 0.0, 1.0);
+    double lose = 1.0 - win;
+    if (!other->full)
+        win_g = win_bg = 0.0;
+    else if (!other->back)
+        win_bg = 0.0;
+    if (!me->full)
+        lose_g = lose_bg = 0.0;
+    else if (!me->back)
+        lose_bg = 0.0;
+    win_g = clamp(win_g, 0.0, win);
+    win_bg = clamp(win_bg, 0.0, win_g);
+    lose_g = clamp(lose_g, 0.0, lose);
+    lose_bg = clamp(lose_bg, 0.0, lose_g);
+    p[0] = win;
+    p[1] = win_g;
+    p[2] = win_bg;
+    p[3] = lose_g;
+    p[4] = lose_bg;
+}
+
+static void race_key(const int *mover, const int *opponent, uint64_t *key)
+{
+    key[0] = key[1] = key[2] = key[3] = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        key[i / 16] |= (uint64_t)mover[i] << (4 * (i % 16));
+        key[2 + i / 16] |= (uint64_t)opponent[i] << (4 * (i % 16));
+    }
+}
+
+/* `evaluate_on_roll`, with the races the call-back answers remembered (the call-back is a
+ * function of the board). */
+static int rollout_evaluate(Rollout *r, const int *mover, const int *opponent, double *p)
+{
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    if (terminal_chances(&me, &other, p))
+        return 0;
+    if (is_contact(&me, &other)) {
+        r->e->contact(r->e, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    if (r->e->race_net != NULL && !in_bearoff_zone(&me, &other)) {
+        r->e->race_net->contact(r->e->race_net, mover, opponent, &me, &other, p);
+        return 0;
+    }
+    if (r->epc != NULL && !in_bearoff_zone(&me, &other)) {
+        const RaceSideFacts *mine = race_side_facts(r, mover);
+        if (mine == NULL)
+            return -1;
+        RaceSideFacts copy = *mine; /* the next look-up may start the cache again */
+        const RaceSideFacts *theirs = race_side_facts(r, opponent);
+        if (theirs == NULL)
+            return -1;
+        race_formula(&copy, theirs, r->spread, p);
+        return 0;
+    }
+    uint64_t key[4];
+    race_key(mover, opponent, key);
+    uint64_t h = mix64(key[0] ^ mix64(key[1] ^ mix64(key[2] ^ mix64(key[3]))));
+    size_t slot = (size_t)(h >> (64 - RACE_CACHE_BITS));
+    for (;;) {
+        RaceEntry *entry = &r->races[slot];
+        if (entry->key[0] == UINT64_MAX)
+            break;
+        if (!memcmp(entry->key, key, sizeof key)) {
+            memcpy(p, entry->p, sizeof entry->p);
+            return 0;
+        }
+        slot = (slot + 1) & (RACE_CACHE_SIZE - 1);
+    }
+    if (call_race(r->race, mover, opponent, p) < 0)
+        return -1;
+    if (2 * r->race_count >= RACE_CACHE_SIZE) { /* half full: start again */
+        memset(r->races, 0xFF, sizeof(RaceEntry) * RACE_CACHE_SIZE);
+        r->race_count = 0;
+        slot = (size_t)(h >> (64 - RACE_CACHE_BITS));
+        while (r->races[slot].key[0] != UINT64_MAX)
+            slot = (slot + 1) & (RACE_CACHE_SIZE - 1);
+    }
+    memcpy(r->races[slot].key, key, sizeof key);
+    memcpy(r->races[slot].p, p, sizeof r->races[slot].p);
+    r->race_count++;
+    return 0;
+}
+
+/* The player's utility of the roller's chances `q` after a play: cubeless equity, or the
+ * affine utility c0 + c1 win + ... of `HeuristicPlayer._choose_scored` (Python's order of
+ * operations). */
+static double rollout_utility(const double *c, const double *q)
+{
+    return c == NULL ? equity(q)
+                     : c[0] + c[1] * q[0] + c[2] * q[1] + c[3] * q[2] + c[4] * q[3] + c[5] * q[4];
+}
+
+/* The candidate the player plays among the `n` just generated (the roller is side `side`):
+ * the best by his utility of his chances after it, the last of equal bests; -1 on error. */
+static int rollout_choice(Rollout *r, int side, int n)
+{
+    double top = -1e300, p[N_HEADS], q[N_HEADS];
+    int chosen = 0;
+    for (int k = 0; k < n; k++) {
+        const Result *res = &r->g.results[k];
+        if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
+            return -1;
+        flip(p, q);
+        double v = rollout_utility(r->utility[side], q);
+        if (v >= top) {
+            top = v;
+            chosen = k;
+        }
+    }
+    return chosen;
+}
+
+/* Fill `t` for the board (roller `side` on roll) with every roll: one pass over each roll's
+ * candidates gives the judge's best (the first best by cubeless equity, as `roll_loop`) and
+ * the player's choice (`rollout_choice`). */
+static int rollout_turn(Rollout *r, int side, const int *mover, const int *opponent, Turn *t)
+{
+    double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    double p[N_HEADS], q[N_HEADS], best[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    const double *utility = r->utility[side];
+    memcpy(t->mover, mover, sizeof t->mover);
+    memcpy(t->opponent, opponent, sizeof t->opponent);
+    int index = 0;
+    for (int a = 1; a <= 6; a++) {
+        for (int b = a; b <= 6; b++, index++) {
+            int n = generate(&r->g, mover, opponent, a, b);
+            if (n < 0)
+                return -1;
+            if (n == 0) { /* no legal play: the roller stands pat */
+                if (rollout_evaluate(r, opponent, mover, p) < 0)
+                    return -1;
+                flip(p, best);
+                memcpy(t->after[index][0], mover, sizeof(int) * N_LOCATIONS);
+                memcpy(t->after[index][1], opponent, sizeof(int) * N_LOCATIONS);
+            }
+            double best_eq = -1e9, top = -1e300;
+            int chosen = 0;
+            for (int k = 0; k < n; k++) {
+                const Result *res = &r->g.results[k];
+                if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
+                    return -1;
+                flip(p, q);
+                double eq = equity(q);
+                if (eq > best_eq) {
+                    memcpy(best, q, sizeof q);
+                    best_eq = eq;
+                }
+                double v = utility == NULL ? eq : rollout_utility(utility, q);
+                if (v >= top) {
+                    top = v;
+                    chosen = k;
+                }
+            }
+            if (n > 0) {
+                memcpy(t->after[index][0], r->g.results[chosen].mover, sizeof(int) * N_LOCATIONS);
+                memcpy(t->after[index][1], r->g.results[chosen].opponent,
+                       sizeof(int) * N_LOCATIONS);
+            }
+            memcpy(t->judged[index], best, sizeof best);
+            double weight = a == b ? 1.0 : 2.0;
+            for (int h = 0; h < N_HEADS; h++)
+                total[h] += weight * best[h];
+        }
+    }
+    for (int h = 0; h < N_HEADS; h++)
+        t->mean[h] = total[h] / 36.0;
+    return 0;
+}
+
+/* The turn of this board from the memo (the first plies of every trial start from the same
+ * few boards), computed and remembered when it is not there; NULL on error. */
+static const Turn *rollout_memo_turn(Rollout *r, int side, const int *mover, const int *opponent,
+                                     Turn *scratch)
+{
+    for (int i = 0; i < r->memo_count; i++) {
+        Turn *t = &r->memo[i];
+        if (!memcmp(t->mover, mover, sizeof t->mover) &&
+            !memcmp(t->opponent, opponent, sizeof t->opponent))
+            return t;
+    }
+    Turn *t = r->memo_count < TURN_MEMO ? &r->memo[r->memo_count] : scratch;
+    if (rollout_turn(r, side, mover, opponent, t) < 0)
+        return NULL;
+    if (t != scratch)
+        r->memo_count++;
+    return t;
+}
+
+/* Add the roller's luck `delta` to `luck`, kept from the view of side 0: its own as it is, the
+ * other side's flipped (a win of one is a loss of the other, a gammon of one the other's). */
+static void add_luck(double *luck, const double *delta, int side)
+{
+    if (side == 0) {
+        for (int h = 0; h < N_HEADS; h++)
+            luck[h] += delta[h];
+    } else {
+        luck[0] += -delta[0];
+        luck[1] += delta[3];
+        luck[2] += delta[4];
+        luck[3] += delta[1];
+        luck[4] += delta[2];
+    }
+}
+
+/* One trial (trial.py `play_trial`): `outcome` gets side 0's chances at the end (the result, or
+ * the evaluation where the trial is cut), `luck` its luck summed over the rolls (with `vr`),
+ * `plies` the rolls played. */
+static int rollout_trial(Rollout *r, const int *start_mover, const int *start_opponent,
+                         const unsigned char *dice, uint64_t seed, uint64_t trial, int truncate,
+                         int vr, Turn *scratch, double *outcome, double *luck, int32_t *plies)
+{
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS], side = 0, ply = 0;
+    double p[N_HEADS];
+    uint64_t rng = rollout_trial_state(seed, trial);
+    memcpy(mover, start_mover, sizeof mover);
+    memcpy(opponent, start_opponent, sizeof opponent);
+    for (int h = 0; h < N_HEADS; h++)
+        luck[h] = 0.0;
+    for (;; ply++) {
+        Side me, other;
+        side_info(mover, &me);
+        side_info(opponent, &other);
+        if (me.off == CHEQUERS || other.off == CHEQUERS || (truncate > 0 && ply == truncate) ||
+            ply == ROLLOUT_MAX_PLIES) {
+            if (rollout_evaluate(r, mover, opponent, p) < 0)
+                return -1;
+            break;
+        }
+        int d1, d2;
+        if (ply < 2) {
+            int code = ply == 0 ? dice[trial % 36]
+                                : dice[36 + 36 * (trial % 36) + (trial / 36) % 36];
+            d1 = code / 6 + 1;
+            d2 = code % 6 + 1;
+        } else {
+            d1 = roll_die(&rng);
+            d2 = roll_die(&rng);
+        }
+        int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
+        if (vr) {
+            const Turn *t = ply < MEMO_PLIES ? rollout_memo_turn(r, side, mover, opponent, scratch)
+                                             : (rollout_turn(r, side, mover, opponent, scratch) < 0
+                                                    ? NULL
+                                                    : scratch);
+            if (t == NULL)
+                return -1;
+            int index = roll_index(lo, hi);
+            double delta[N_HEADS];
+            for (int h = 0; h < N_HEADS; h++)
+                delta[h] = t->judged[index][h] - t->mean[h];
+            add_luck(luck, delta, side);
+            memcpy(mover, t->after[index][0], sizeof mover);
+            memcpy(opponent, t->after[index][1], sizeof opponent);
+        } else {
+            int n = generate(&r->g, mover, opponent, lo, hi);
+            if (n < 0)
+                return -1;
+            if (n > 0) {
+                int chosen = rollout_choice(r, side, n);
+                if (chosen < 0)
+                    return -1;
+                memcpy(mover, r->g.results[chosen].mover, sizeof mover);
+                memcpy(opponent, r->g.results[chosen].opponent, sizeof opponent);
+            }
+        }
+        swap_sides(mover, opponent);
+        side ^= 1;
+    }
+    if (side == 0)
+        memcpy(outcome, p, sizeof p);
+    else
+        flip(p, outcome);
+    *plies = ply;
+    return 0;
+}
+
+static int read_utility(PyObject *obj, double *out)
+{
+    PyObject *seq = PySequence_Fast(obj, "a utility must be 6 floats");
+    if (seq == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 6) {
+        PyErr_Format(PyExc_ValueError, "a utility must be 6 floats, got %zd",
+                     PySequence_Fast_GET_SIZE(seq));
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int i = 0; i < 6; i++) {
+        out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (out[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* rollout(evaluator, race, mover, opponent, seed, first, count, truncate, vr, dice,
+ *         utilities=None) -> (outcomes, luck, plies):
+ *
+ * Trials first .. first + count - 1 of the rollout of the board (`mover` on roll, before
+ * rolling) by the greedy 0-ply player of `evaluator` on both sides. `dice` holds the first
+ * two rolls of every trial (dice.py `RolloutDice.table`: 36 codes of the first roll, then 36
+ * rows of 36 of the second, a code being (d1 - 1) * 6 + d2 - 1); later rolls come from
+ * splitmix64 from `rollout_trial_state(seed, trial)`. `truncate` > 0 cuts a trial after that
+ * many plies (the evaluation there is its result); `vr` sums each roll's luck. `utilities`:
+ * None (both sides maximise cubeless equity) or two sequences of 6 coefficients (the side on
+ * roll's, then the other's; see `rollout_choice`). `outcomes` and `luck` hold 5 doubles per
+ * trial (the chances of the side on roll at the start, its luck), `plies` an int32 per trial.
+ * `race_formula` = (epc, spread): races outside the bear-off zone are evaluated here with
+ * evaluator.py's race formula (`race_formula`), `epc(side)` giving a side's effective pips,
+ * instead of by `race` (the same numbers, far faster); None: `race` answers every race. */
+static PyObject *contact_rollout(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *keywords[] = {"evaluator", "race", "mover", "opponent", "seed", "first",
+                               "count", "truncate", "vr", "dice", "utilities", "race_formula",
+                               NULL};
+    PyObject *evaluator, *race, *mover_obj, *opponent_obj, *utilities = Py_None;
+    PyObject *formula = Py_None;
+    unsigned long long seed, first;
+    int count, truncate, vr;
+    Py_buffer dice;
+    int mover[N_LOCATIONS], opponent[N_LOCATIONS];
+    double coefficients[2][6];
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOKKiipy*|OO:rollout", keywords,
+                                     &evaluator, &race, &mover_obj, &opponent_obj, &seed, &first,
+                                     &count, &truncate, &vr, &dice, &utilities, &formula))
+        return NULL;
+    Rollout r = {NULL, race, {0}, {NULL, NULL}, NULL, 0, NULL, 0, NULL, 1.0, NULL, 0};
+    PyObject *result = NULL;
+    double *outcomes = NULL, *lucks = NULL;
+    int32_t *plies = NULL;
+    Turn *scratch = NULL;
+    r.e = as_evaluator(evaluator, "evaluator");
+    if (r.e == NULL || check_race(race) < 0 || parse_side(mover_obj, "mover", mover) < 0 ||
+        parse_side(opponent_obj, "opponent", opponent) < 0 || check_board(mover, opponent) < 0)
+        goto done;
+    if (dice.len != 36 + 36 * 36) {
+        PyErr_Format(PyExc_ValueError, "dice must hold %d bytes, got %zd", 36 + 36 * 36, dice.len);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < dice.len; i++) {
+        if (((const unsigned char *)dice.buf)[i] >= 36) {
+            PyErr_Format(PyExc_ValueError, "dice byte %zd is %d, not a roll code 0..35", i,
+                         ((const unsigned char *)dice.buf)[i]);
+            goto done;
+        }
+    }
+    if (count < 0 || truncate < 0) {
+        PyErr_Format(PyExc_ValueError, "count and truncate must be >= 0, got %d and %d", count,
+                     truncate);
+        goto done;
+    }
+    if (utilities != Py_None) {
+        PyObject *pair = PySequence_Fast(utilities, "utilities must be None or two sequences");
+        if (pair == NULL)
+            goto done;
+        int ok = PySequence_Fast_GET_SIZE(pair) == 2;
+        if (!ok)
+            PyErr_SetString(PyExc_ValueError, "utilities must be None or two sequences");
+        for (int s = 0; ok && s < 2; s++)
+            ok = read_utility(PySequence_Fast_GET_ITEM(pair, s), coefficients[s]) == 0;
+        Py_DECREF(pair);
+        if (!ok)
+            goto done;
+        r.utility[0] = coefficients[0];
+        r.utility[1] = coefficients[1];
+    }
+    if (formula != Py_None) {
+        if (!PyArg_ParseTuple(formula, "Od:rollout race_formula", &r.epc, &r.spread))
+            goto done;
+        if (!PyCallable_Check(r.epc) || !(r.spread > 0.0)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "race_formula must be (effective pips of a side, spread > 0)");
+            goto done;
+        }
+        r.sides = PyMem_Malloc(sizeof(RaceSideFacts) * SIDE_CACHE_SIZE);
+        if (r.sides == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memset(r.sides, 0xFF, sizeof(RaceSideFacts) * SIDE_CACHE_SIZE);
+    }
+    outcomes = PyMem_Malloc(sizeof(double) * N_HEADS * (size_t)(count ? count : 1));
+    lucks = PyMem_Malloc(sizeof(double) * N_HEADS * (size_t)(count ? count : 1));
+    plies = PyMem_Malloc(sizeof(int32_t) * (size_t)(count ? count : 1));
+    scratch = PyMem_Malloc(sizeof(Turn));
+    r.memo = vr ? PyMem_Malloc(sizeof(Turn) * TURN_MEMO) : NULL;
+    r.races = PyMem_Malloc(sizeof(RaceEntry) * RACE_CACHE_SIZE);
+    if (outcomes == NULL || lucks == NULL || plies == NULL || scratch == NULL ||
+        (vr && r.memo == NULL) || r.races == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(r.races, 0xFF, sizeof(RaceEntry) * RACE_CACHE_SIZE);
+    if (generator_init(&r.g) < 0)
+        goto done;
+    int status = 0;
+    for (int k = 0; k < count && status == 0; k++)
+        status = rollout_trial(&r, mover, opponent, dice.buf, (uint64_t)seed,
+                               (uint64_t)first + (uint64_t)k, truncate, vr, scratch,
+                               outcomes + N_HEADS * k, lucks + N_HEADS * k, plies + k);
+    generator_free(&r.g);
+    if (status == 0)
+        result = Py_BuildValue("(y#y#y#)", (const char *)outcomes,
+                               (Py_ssize_t)(sizeof(double) * N_HEADS * (size_t)count),
+                               (const char *)lucks,
+                               (Py_ssize_t)(sizeof(double) * N_HEADS * (size_t)count),
+                               (const char *)plies, (Py_ssize_t)(sizeof(int32_t) * (size_t)count));
+done:
+    PyBuffer_Release(&dice);
+    PyMem_Free(outcomes);
+    PyMem_Free(lucks);
+    PyMem_Free(plies);
+    PyMem_Free(scratch);
+    PyMem_Free(r.memo);
+    PyMem_Free(r.races);
+    PyMem_Free(r.sides);
+    return result;
+}
+
 /* ------------------------------------------------------------------------------ types */
 
 static PyMethodDef Net_methods[] = {
@@ -2110,6 +2730,11 @@ static PyMethodDef module_methods[] = {
     {"duel", (PyCFunction)(void (*)(void))contact_duel, METH_FASTCALL,
      "duel(a, b, race, seed, pairs) -> a's points per game in mirrored cubeless pairs of two "
      "greedy 0-ply evaluators."},
+    {"rollout", (PyCFunction)(void (*)(void))contact_rollout, METH_VARARGS | METH_KEYWORDS,
+     "rollout(evaluator, race, mover, opponent, seed, first, count, truncate, vr, dice, "
+     "utilities=None, race_formula=None) -> (outcomes, luck, plies): trials of a cubeless "
+     "rollout by the greedy "
+     "0-ply player (bgbot/rollout/trial.py is the definition; see the C source)."},
     {"duel_pubeval", (PyCFunction)(void (*)(void))contact_duel_pubeval, METH_FASTCALL,
      "duel_pubeval(evaluator, race, contact_weights, race_weights, seed, pairs) -> the "
      "evaluator's points per game in mirrored cubeless pairs against pubeval."},

@@ -43,6 +43,18 @@ def duel_pubeval(evaluator: Net | Mlp, race: _Race, contact_weights: Sequence[fl
                  race_weights: Sequence[float], seed: int, pairs: int, /) -> list[int]:
     """The evaluator's points per game in mirrored cubeless pairs against pubeval."""
 
+def rollout(evaluator: Net | Mlp, race: _Race, mover: Sequence[int], opponent: Sequence[int],
+            seed: int, first: int, count: int, truncate: int, vr: bool, dice: bytes,
+            utilities: tuple[Sequence[float], Sequence[float]] | None = None,
+            race_formula: tuple[Callable[[_Side], float], float] | None = None,
+            ) -> tuple[bytes, bytes, bytes]:
+    """(outcomes, luck, plies) of trials first .. first + count - 1 of a cubeless rollout of
+    the board (``mover`` on roll) by the greedy 0-ply player: 5 doubles per trial each (the
+    chances of the side on roll at the start, its luck summed over the rolls when ``vr``) and
+    an int32 per trial (bgbot/rollout/trial.py `play_trial` is the definition).
+    ``race_formula`` = (effective pips of a side, spread): races outside the bear-off zone by
+    evaluator.py's race formula in C instead of ``race``."""
+
 class _Evaluator:
     race_network: Mlp | None
     """The network for races outside the bear-off zone, or None (the race call-back)."""

@@ -364,3 +364,19 @@ def match_utility(
 ) -> float:
     """`play_value` under the name the heuristic player looks for (MWC in match play)."""
     return play_value(probs, context, met)
+
+
+def mwc_to_emg(mwc: float, context: Context, met: MatchEquityTable | None = None) -> float:
+    """My match-winning chances ``mwc`` as gnubg's EMG (equivalent money equity): the straight
+    line through losing a single game at the current cube (-1) and winning one (+1).
+
+    ``(2 mwc - (W + L)) / (W - L)``, W and L my MWC after winning and after losing
+    ``context.cube_value`` points (gnubg's ``mwc2eq``). Match play only.
+    """
+    if context.is_money:
+        raise ValueError("mwc_to_emg is for match play")
+    mwc_after = match_mwc_function(context, met)
+    me, opp = _aways(context)
+    cube = context.cube_value
+    win, loss = mwc_after(me - cube, opp), mwc_after(me, opp - cube)
+    return (2.0 * mwc - (win + loss)) / (win - loss)

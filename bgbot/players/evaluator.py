@@ -442,6 +442,9 @@ class HeuristicEvaluator:
     """
 
     CACHE_LIMIT = 200_000
+    ROLL_AVERAGE_CACHE = 256
+    """`roll_average` results kept (the same position is asked again within a turn: the
+    doubler's cube decision and the taker's, a rollout's cube decision and its luck)."""
 
     def __init__(self, weights: dict[str, list[float]] | None = None,
                  use_bearoff: bool = True, race_spread: float | None = None,
@@ -496,6 +499,8 @@ class HeuristicEvaluator:
         self._global_caches: tuple[dict[Any, tuple[float, ...]], ...] = ({}, {})
         self._epc_cache: dict[tuple[int, ...], float] = {}
         self._race_cache: dict[tuple[int, ...], RaceSide] = {}
+        self._roll_average_cache: dict[tuple[tuple[int, ...], tuple[int, ...]],
+                                       Probabilities] = {}
         assert len(self.weights["win"]) == len(FEATURE_NAMES)
         self._net: Net | Mlp | None = None
         """The C evaluator in use (linear heads or network), or None (pure Python)."""
@@ -717,8 +722,37 @@ class HeuristicEvaluator:
         net = self._net
         if net is None:
             return None
-        return _new_tuple(Probabilities, net.roll_average(position.mover, position.opponent,
-                                                          self._race_sides))
+        cache = self._roll_average_cache
+        key = (position.mover, position.opponent)
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= self.ROLL_AVERAGE_CACHE:
+                cache.clear()
+            found = cache[key] = _new_tuple(Probabilities, net.roll_average(
+                position.mover, position.opponent, self._race_sides))
+        return found
+
+    def rollout(self, position: Position, seed: int, first: int, count: int, truncate: int,
+                vr: bool, dice: bytes,
+                utilities: tuple[Sequence[float], Sequence[float]] | None = None,
+                ) -> tuple[bytes, bytes, bytes] | None:
+        """Trials ``first`` .. ``first + count - 1`` of a cubeless rollout of ``position`` by
+        this evaluator's greedy 0-ply player, in C (`bgbot.rollout.trial.play_trial` is the
+        definition): (outcomes, luck, plies) as bytes, 5 doubles per trial each (the chances
+        of the side on roll at the start, its luck) and an int32 per trial. ``dice``: the
+        first two rolls' table (`bgbot.rollout.dice.RolloutDice.table`). None when the C
+        extension is not in use."""
+        net = self._net
+        if net is None:
+            return None
+        from ._contact import rollout
+
+        formula = None
+        if self._race_mlp is None:  # races by the formula: in C, from each side's pips
+            self.has_bearoff  # noqa: B018 - loads the database the effective pips use
+            formula = (self._effective_pips, self.race_spread)
+        return rollout(net, self._race_sides, position.mover, position.opponent, seed, first,
+                       count, truncate, vr, dice, utilities, formula)
 
     def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
                     position: Position | None = None) -> Probabilities:

@@ -284,6 +284,19 @@ class HeuristicPlayer:
                           context)
         return Play._trusted(plays[best][0])
 
+    def play_utility(self, context: Context) -> tuple[float, ...] | None:
+        """How 0-ply play values the mover's chances after a candidate in ``context``: None
+        for cubeless equity (plain money), else the coefficients (c0, c_win, c_win_gammon,
+        c_win_backgammon, c_lose_gammon, c_lose_backgammon) of the affine utility
+        `_choose_scored` uses (so a C loop can play as this player does). Raises ValueError
+        when the utility is not affine."""
+        if self._plain_money(context):
+            return None
+        coefficients = self._affine_utility(context)
+        if coefficients is None:
+            raise ValueError(f"the play utility is not affine in {context}")
+        return coefficients
+
     def _affine_utility(self, context: Context) -> tuple[float, ...] | None:
         """(c0, c_win, c_win_gammon, c_win_backgammon, c_lose_gammon, c_lose_backgammon) with
         ``_utility(p, context)`` = c0 + Σ c·p for our chances p, or None when it is not affine.

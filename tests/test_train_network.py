@@ -300,3 +300,62 @@ def test_the_window_average_is_the_mean_of_the_last_iterations_weights(tmp_path:
         train_network.window_average(first_mean, last_mean)
     with pytest.raises(ValueError, match="averaged_iterations"):
         train_network.window_average(last_mean, second)
+
+
+def test_rollout_labels_are_the_rollout_of_the_network_that_plays(tmp_path: Path) -> None:
+    """``--label-rollout T,N``: a board's label is the variance-reduced rollout of its position
+    (the side on roll first) by the network's own 0-ply player, the same as `bgbot.rollout`
+    gives for that network and dice; the same board gets the same label in any job, and a
+    deeper cut changes it."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    from bgbot.core.position import Position
+    from bgbot.rollout.dice import RolloutDice, mix64
+    from bgbot.rollout.trial import play_trial
+
+    shipped = WeightsFile.read(ROOT / "bgbot" / "players" / "data" / "contact.bgw")
+    on_roll = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0]
+    other = [0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0]
+    boards = bytes(on_roll + other) + bytes(other + on_roll)
+    args = (train_network._NoPool(), 1, shipped.parameters, shipped.hidden, None)
+    labels = train_network.look_ahead(*args, boards, 1, rollout=(2, 36, 7))
+    alone = train_network.look_ahead(*args, boards[50:], 1, rollout=(2, 36, 7))
+    assert np.array_equal(labels[1], alone[0])
+    evaluator = HeuristicEvaluator(network=shipped, race_network=False, compiled=False)
+    board = boards[:50]
+    digest = int.from_bytes(__import__("hashlib").sha256(board).digest()[:8], "little")
+    dice = RolloutDice(mix64(7 ^ digest ^ train_network._ROLLOUT_SALT) >> 1)
+    position = Position(opponent=other, mover=on_roll)
+    trials = [play_trial(evaluator, position, dice, t, 2, True) for t in range(36)]
+    expected = np.mean([np.subtract(t.outcome, t.luck) for t in trials], axis=0)
+    assert np.allclose(labels[0], expected, atol=1e-9)
+    deeper = train_network.look_ahead(*args, boards, 1, rollout=(4, 36, 7))
+    assert not np.allclose(labels, deeper)
+
+
+def test_a_run_starts_from_a_network_file_with_its_play(tmp_path: Path) -> None:
+    """``--init FILE.bgw`` (the shipped network): the model computes what the file computes
+    (the input scaling measured on its own games and taken out of the first layer), and a run
+    with rollout labels starts from it and finishes."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    shipped_path = ROOT / "bgbot" / "players" / "data" / "contact.bgw"
+    shipped = WeightsFile.read(shipped_path)
+    model = train_network.model_of_weights(shipped, 3, 0.5)
+    for (w, b), (w0, b0) in zip(model.export(), shipped.arrays()):
+        assert np.allclose(w, w0, atol=1e-5) and np.allclose(b, b0, atol=1e-5)
+    run = tmp_path / "run"
+    done = subprocess.run([sys.executable, str(TOOL), "--run", str(run), "--iterations", "1",
+                           "--games", "20", "--hidden", ",".join(map(str, shipped.hidden)),
+                           "--init", str(shipped_path), "--oneply", "0.02", "--oneply-only",
+                           "--oneply-mix", "1", "--label-rollout", "1,36", "--screen", "4",
+                           "--lr", "1e-5"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    state = json.loads((run / "state.json").read_text())
+    assert state["config"]["label_rollout"] == [1, 36] and state["iteration"] == 1
+    refused = subprocess.run([sys.executable, str(TOOL), "--run", str(tmp_path / "x"),
+                              "--label-rollout", "5,30", "--oneply", "0.1"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "multiple of 36" in refused.stderr

@@ -82,7 +82,8 @@ CHUNK = 500
 """Games per generation job (the unit of seeding; independent of --workers)."""
 CONFIG_DEFAULTS: dict[str, Any] = {"output_decay": 0.0, "smooth": 0.0, "average_from": 0,
                                    "init_which": "latest", "label_plies": 1,
-                                   "label_keep": 0, "anchor_decay": 0.0, "play_plies": 0}
+                                   "label_keep": 0, "anchor_decay": 0.0, "play_plies": 0,
+                                   "label_rollout": None}
 """Options added since runs were started, with the value a run started without them had."""
 
 
@@ -185,13 +186,68 @@ def _searched_values(job: tuple[bytes | None, tuple[int, ...], Contact, bytes], 
     return result
 
 
+_ROLLOUT_SALT = 0x524F4C4C
+"""Mixed into the dice seeds of rollout labels (`_rollout_values`)."""
+
+
+def _rollout_values(job: tuple[bytes | None, tuple[int, ...], Contact, bytes],
+                    truncate: int, trials: int, seed: int) -> bytes:
+    """Rollout labels of boards (the side on roll first): each position rolled out ``trials``
+    times by the network's greedy 0-ply player (`bgbot.rollout.trial`, the C kernel),
+    cubeless, with variance reduction, cut after ``truncate`` plies (0: played out) and
+    valued there by the same network; its mean outcome minus luck, the side on roll's chances.
+    Board k's dice seed is ``seed`` mixed with the board itself, so a label does not depend on
+    how the boards are split into jobs."""
+    from bgbot.core.position import Position
+    from bgbot.rollout.dice import RolloutDice, mix64
+    from bgbot.rollout.trial import kernel_trials
+
+    blob, hidden, contact, boards = job
+    evaluator = _rollout_evaluator(blob, hidden, contact)
+    out = np.zeros((len(boards) // 50, 5))
+    for k in range(len(out)):
+        board = boards[50 * k:50 * k + 50]
+        position = Position._trusted(tuple(board[25:]), tuple(board[:25]))
+        digest = int.from_bytes(hashlib.sha256(board).digest()[:8], "little")
+        dice = RolloutDice(mix64(seed ^ digest ^ _ROLLOUT_SALT) >> 1)
+        found = kernel_trials(evaluator, position, dice, 0, trials, truncate, True)
+        assert found is not None, "rollout labels need the C extension"
+        for trial in found:
+            out[k] += np.subtract(trial.outcome, trial.luck)
+        out[k] /= trials
+    result: bytes = out.tobytes()
+    return result
+
+
+def _rollout_evaluator(blob: bytes | None, hidden: tuple[int, ...], contact: Contact
+                       ) -> HeuristicEvaluator:
+    """The evaluator whose 0-ply player rolls out labels: the network being trained (its
+    races by the race formula and the bear-off database, as self-play's); one per process and
+    network."""
+    key = ("rollout", blob, hidden)
+    if _WORKER.get("rollout_key") != key:
+        if blob is None or contact is not None:
+            raise ValueError("rollout labels are for contact runs with a network to play")
+        network = WeightsFile(hidden, blob)
+        _WORKER["rollout_key"] = key
+        _WORKER["rollout"] = HeuristicEvaluator(network=network, race_network=False)
+    evaluator: HeuristicEvaluator = _WORKER["rollout"]
+    return evaluator
+
+
 def look_ahead(pool: Any, workers: int, blob: bytes | None, hidden: tuple[int, ...],
-               contact: Contact, boards: bytes, plies: int, keep: int = 0) -> np.ndarray:
+               contact: Contact, boards: bytes, plies: int, keep: int = 0,
+               rollout: tuple[int, int, int] | None = None) -> np.ndarray:
     """[n x 5] look-ahead values of boards (the side on roll's chances): ``plies`` 1 is
     `roll_average`, 2 is `two_ply` of the move that led there (about 25 ms a board), or with
-    ``keep`` the 1-ply player's own value (`_searched_values`, about ``keep`` times that)."""
+    ``keep`` the 1-ply player's own value (`_searched_values`, about ``keep`` times that);
+    ``rollout`` (truncate, trials, seed): a rollout by the 0-ply player (`_rollout_values`)."""
     work: Callable[[tuple[bytes | None, tuple[int, ...], Contact, bytes]], bytes]
-    if plies == 1:
+    if rollout is not None:
+        truncate, trials, seed = rollout
+        work = functools.partial(_rollout_values, truncate=truncate, trials=trials, seed=seed)
+        piece = 50
+    elif plies == 1:
         work, piece = _roll_averages, 2000
     elif keep:
         work, piece = functools.partial(_searched_values, keep=keep), 100
@@ -536,11 +592,19 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "average_from": args.average_from,
         "alternatives": args.alternatives, "alt_fraction": args.alt_fraction,
         "label_plies": args.label_plies, "label_keep": args.label_keep,
-        "play_plies": args.play_plies,
+        "play_plies": args.play_plies, "label_rollout": args.label_rollout,
         "contact": str(args.contact) if args.contact else None,
         "contact_sha256": (hashlib.sha256(args.contact.read_bytes()).hexdigest()
                            if args.contact else None),
     }
+
+
+def _rollout_setting(config: dict[str, Any], iteration: int) -> tuple[int, int, int] | None:
+    """(truncate, trials, dice seed) of this iteration's rollout labels, or None."""
+    if config["label_rollout"] is None:
+        return None
+    truncate, trials = config["label_rollout"]
+    return truncate, trials, chunk_seed(config["seed"], iteration, 30_000)
 
 
 def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
@@ -573,7 +637,8 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
         picked = np.sort(rng.choice(len(ends), int(config["oneply"] * len(ends)), replace=False))
         picked_boards = b"".join(boards[50 * i:50 * i + 50] for i in picked)
         oneply = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
-                            config["label_plies"], config["label_keep"])
+                            config["label_plies"], config["label_keep"],
+                            _rollout_setting(config, iteration))
         mix = config["oneply_mix"]
         targets[picked] = mix * oneply + (1.0 - mix) * targets[picked]
         if config["oneply_only"]:  # train on the looked-ahead positions alone
@@ -587,7 +652,8 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
                                     replace=False))
         picked_boards = b"".join(alt_boards[50 * i:50 * i + 50] for i in chosen)
         alt_targets = look_ahead(pool, workers, blob, policy_hidden, contact, picked_boards,
-                                 config["label_plies"], config["label_keep"])
+                                 config["label_plies"], config["label_keep"],
+                                 _rollout_setting(config, iteration))
         alt_x, alt_allowed = encode(picked_boards)
         targets = np.concatenate([targets, alt_targets])
         x, allowed = np.concatenate([x, alt_x]), np.concatenate([allowed, alt_allowed])
@@ -730,6 +796,18 @@ def ship(run: Path, which: str = "best", since: int | None = None) -> None:
     print(f"shipped {source} as {SHIP_DIR / name} (sha256 {digest}); network.py updated")
 
 
+def _rollout_option(text: str) -> list[int]:
+    """``TRUNCATE,TRIALS`` of --label-rollout."""
+    try:
+        truncate, trials = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected TRUNCATE,TRIALS, e.g. 5,36")
+    if truncate < 0 or trials < 36 or trials % 36:
+        raise argparse.ArgumentTypeError(f"{text!r}: TRUNCATE >= 0 plies, TRIALS a multiple "
+                                         "of 36 (quasi-random first rolls)")
+    return [truncate, trials]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -767,7 +845,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="who plays the first iteration's games")
     parser.add_argument("--init", type=Path, default=None,
                         help="start from another run's checkpoint.npz (its weights; a fresh "
-                             "optimiser) instead of --start")
+                             "optimiser), or from a network file (.bgw, e.g. the shipped "
+                             "bgbot/players/data/contact.bgw), instead of --start")
     parser.add_argument("--init-which", choices=("latest", "average"), default="latest",
                         help="with --init: that run's latest weights, or its running average "
                              "(what it shipped with --ship-which average)")
@@ -794,6 +873,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="with --label-plies 2: choose each roll's play among its best K "
                              "by 0-ply by their 1-ply values (the 1-ply player's own value of "
                              "the position; about K times slower); 0: the 0-ply choice")
+    parser.add_argument("--label-rollout", type=_rollout_option, default=None,
+                        metavar="TRUNCATE,TRIALS",
+                        help="the look-ahead labels (--oneply, --alternatives) are rollouts "
+                             "instead: TRIALS (a multiple of 36) trials by the network's 0-ply "
+                             "player, variance-reduced, cut after TRUNCATE plies (0: played "
+                             "out) and valued there by the network, e.g. 5,36 (about 0.25 s of "
+                             "CPU a position)")
     parser.add_argument("--play-plies", type=int, choices=(0, 1), default=0,
                         help="depth of the self-play games: 0, the greedy 0-ply player (~450 "
                              "games/s a core); 1, the 1-ply player (its move filter; ~7 "
@@ -830,6 +916,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.label_keep < 0 or (args.label_keep and args.label_plies != 2):
         parser.error("--label-keep K (K >= 1) chooses the plays of 2-ply labels: it goes with "
                      "--label-plies 2")
+    if args.label_rollout is not None and (args.label_plies != 1 or args.label_keep):
+        parser.error("--label-rollout replaces the look-ahead labels: not with --label-plies 2 "
+                     "or --label-keep")
+    if args.label_rollout is not None and not (args.oneply or args.alternatives):
+        parser.error("--label-rollout labels the positions --oneply F (or --alternatives) "
+                     "picks: give one of them")
     if args.play_plies and args.alternatives:
         parser.error("--alternatives records the runners-up of 0-ply moves: it goes with "
                      "--play-plies 0")
@@ -859,7 +951,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         state = {"config": _config(args), "iteration": 0, "games": 0, "positions": 0,
                  "history": []}
-        if args.init:
+        if args.init and args.init.suffix == ".bgw":
+            model = model_of_weights(WeightsFile.read(args.init, phase=args.phase),
+                                     args.seed, args.sd_floor)
+            model.anchor = [p.copy() for p in model.params] if args.anchor_decay else None
+        elif args.init:
             model = Model.from_state(np.load(args.init))
             if args.init_which == "average":
                 if model.average is None:
@@ -886,6 +982,25 @@ def main(argv: Sequence[str] | None = None) -> None:
                 keep = snapshot_path(run, state["iteration"])
                 keep.parent.mkdir(exist_ok=True)
                 keep.write_bytes((run / "average.bgw").read_bytes())
+
+
+def model_of_weights(weights: WeightsFile, seed: int, sd_floor: float) -> Model:
+    """A fresh model (new optimiser) computing what the weights file computes (``--init
+    FILE.bgw``, e.g. the shipped network): the input scaling is measured on 200 self-play games
+    of that network (seeded) and taken out of the first layer, which the file holds for raw
+    inputs (`Model.export` folds it in)."""
+    layers = weights.arrays()
+    boards = _generate((weights.parameters, weights.hidden, None, chunk_seed(seed, 0, 0), 200,
+                        0.0, 0, 0))[0]
+    x, _ = encode(boards)
+    mu = x.mean(axis=0).astype(np.float32)
+    sd = np.maximum(x.std(axis=0), sd_floor).astype(np.float32)
+    w1_raw, b1_raw = (a.astype(np.float64) for a in layers[0])
+    params = [(w1_raw * sd[:, None]).astype(np.float32),
+              (b1_raw + mu.astype(np.float64) @ w1_raw).astype(np.float32)]
+    for w, b in layers[1:]:
+        params += [w.astype(np.float32).copy(), b.astype(np.float32).copy()]
+    return Model(params, mu, sd)
 
 
 class _NoPool:

@@ -474,6 +474,15 @@ class Daemon:
             if ids:
                 self._send(ids, exc.reply())
             return
+        except Exception:  # a bug in the checks: still exactly one reply (SPEC §2)
+            counters.errors += 1
+            log.exception("checking a message failed")
+            if ids:
+                parent = peek_id(envelope[2]) if len(envelope) > 2 else None
+                self._send(ids, ProtocolError(ErrorCode.INTERNAL, "the daemon could not check "
+                                              "this message; its log has the details",
+                                              msg_id=parent).reply())
+            return
         if wire_log.isEnabledFor(logging.DEBUG):
             wire_log.debug("<< %s", msg.msg_type, extra={"fields": {
                 "id": msg.msg_id, "peer": ids[0].hex(), "session": msg.session or "-",

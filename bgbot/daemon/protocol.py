@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
@@ -450,18 +450,31 @@ class Signer:
     ``history``: how many msg_ids are remembered against replays; once it overflows, any
     message not newer than the newest id forgotten is refused as stale, so no replay gets
     through. One Signer per receiving socket; not thread-safe.
+
+    Across restarts (the ids are only in memory): `refuse_until` makes every message whose
+    time is not later than a given time stale, and ``reserve`` is called before a message
+    later than the last time it returned is accepted: it must record, durably, a time at
+    least the message's (the daemon keeps it in its store) and return it. The next run
+    refuses everything up to the recorded time, so it never accepts what an earlier run did.
     """
 
     def __init__(
-        self, key: bytes | None, *, replay_window: float = 300.0, history: int = 100_000
+        self, key: bytes | None, *, replay_window: float = 300.0, history: int = 100_000,
+        reserve: Callable[[float], float] | None = None,
     ) -> None:
         if history < 1:
             raise ValueError("history must be at least 1")
         self.key = key or b""
         self.replay_window = replay_window
         self.history = history
+        self.reserve = reserve
+        self._reserved = -math.inf
         self._seen: dict[str, float] = {}
         self._floor = -math.inf
+
+    def refuse_until(self, stamp: float) -> None:
+        """Refuse, as stale, every message whose time is not later than ``stamp``."""
+        self._floor = max(self._floor, stamp)
 
     @property
     def signed(self) -> bool:
@@ -587,6 +600,12 @@ class Signer:
                 ErrorCode.STALE,
                 "message older than the replay history covers; resend it with a new msg_id",
                 {"floor": self._floor}, msg_id=msg_id)
+        if self.reserve is not None and stamp > self._reserved:
+            try:
+                self._reserved = self.reserve(stamp)
+            except ProtocolError as exc:
+                exc.msg_id = msg_id
+                raise
         seen = self._seen
         seen[msg_id] = stamp
         if len(seen) > self.history:

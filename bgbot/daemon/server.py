@@ -27,6 +27,7 @@ import errno
 import fcntl
 import inspect
 import logging
+import math
 import os
 import re
 import secrets
@@ -101,6 +102,10 @@ READ_BATCH = 32
 """Requests read per event-loop turn."""
 MAX_IN_FLIGHT = 10_000
 """Requests being worked on at once before new ones get ``busy``."""
+REPLAY_GUARD_KEY = "replay_guard"
+"""The store's note of the latest message time this daemon may have accepted."""
+REPLAY_GUARD_AHEAD = 1.0
+"""Seconds the replay guard is recorded ahead of the newest message time."""
 
 
 class DaemonStartError(BgbotError):
@@ -292,6 +297,7 @@ class Daemon:
             self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
         except StoreError as exc:
             raise DaemonStartError(str(exc)) from None
+        self._guard_replays()
         self._bind()
         await _warm_caches()
         settings = _worker_settings(config)
@@ -324,6 +330,37 @@ class Daemon:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+
+    def _guard_replays(self) -> None:
+        """Keep SPEC §5's promise across restarts: the ids seen are only in memory, so this run
+        refuses (as ``stale``) every message not later than the time the previous runs had
+        reserved (`_reserve_replay`) or than its own start."""
+        store = self.store
+        assert store is not None
+        recorded = store.get_meta(REPLAY_GUARD_KEY)
+        try:
+            floor = float(recorded) if recorded is not None else -math.inf
+        except ValueError:
+            log.warning("unreadable replay guard %r in the store; refusing messages made "
+                        "before this start", recorded)
+            floor = -math.inf
+        self.signer.refuse_until(max(floor if math.isfinite(floor) else -math.inf,
+                                     self.started))
+        self.signer.reserve = self._reserve_replay
+
+    def _reserve_replay(self, stamp: float) -> float:
+        """Before a message with time ``stamp`` is accepted: record, synced to disk, a time
+        at least ``stamp`` (a little ahead, so that this happens about once a second under
+        load), below which the next run refuses everything."""
+        store = self.store
+        assert store is not None
+        until = max(stamp, time.time()) + REPLAY_GUARD_AHEAD
+        try:
+            store.set_meta(REPLAY_GUARD_KEY, repr(until))
+        except StoreError as exc:
+            raise ProtocolError(ErrorCode.BUSY, f"the daemon cannot record its replay guard "
+                                f"({exc}); try again later") from None
+        return until
 
     def _load_key(self, *, create: bool) -> None:
         if self.config.control.allow_unsigned:

@@ -284,6 +284,18 @@ class Store:
                 raise
             raise StoreError(f"cannot write the journal {self.path}: {exc}") from None
 
+    # ----------------------------------------------------------------- the daemon's notes
+
+    def get_meta(self, key: str) -> str | None:
+        """A value the daemon keeps for itself (``meta`` table), or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``, synced to disk before this returns."""
+        with self._transaction(durable=True) as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     # ----------------------------------------------------------------- matches
 
     def create_match(self, match_id: str, spec: MatchSpec, mat_path: Path,

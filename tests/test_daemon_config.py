@@ -33,7 +33,7 @@ def _uncommented(text: str) -> str:
 def _keys(obj: object, prefix: str = "") -> set[str]:
     out: set[str] = set()
     for item in dataclasses.fields(obj):  # type: ignore[arg-type]
-        if item.metadata.get("internal") or item.name in ("gnubg_player", "accounts"):
+        if item.metadata.get("internal") or item.name in ("gnubg_player", "accounts", "named"):
             continue
         value = getattr(obj, item.name)
         if dataclasses.is_dataclass(value):
@@ -61,6 +61,15 @@ def test_the_template_documents_every_gnubg_player_key() -> None:
     for item in dataclasses.fields(GnubgPlayerConfig):
         assert re.search(rf"^#\s+{item.name} = ", text, flags=re.M), item.name
     assert "[[fibs.accounts]]" in text
+
+
+def test_the_template_documents_every_named_agent_key() -> None:
+    from bgbot.daemon.config import NamedAgentConfig
+
+    text = TEMPLATE.read_text()
+    for item in dataclasses.fields(NamedAgentConfig):
+        assert re.search(rf"^#\s+{item.name} = ", text, flags=re.M), item.name
+    assert "#[[agents.named]]" in text
 
 
 def test_the_template_documents_every_server_account_key() -> None:
@@ -122,6 +131,16 @@ def test_values_are_typed() -> None:
     ("[control]\nrequests = \"tcp://127.0.0.1:5555\"\n", "control.requests", 2),
     ("[store]\njournal_sync = \"sometimes\"\n", "store.journal_sync", 2),
     ("[limits]\nmax_matches = 0\n", "limits.max_matches", 2),
+    ("[[agents.named]]\nname = \"heuristic\"\nspec = \"pubeval\"\n", "agents.named[0].name", 2),
+    ("[[agents.named]]\nname = \"Big One\"\nspec = \"pubeval\"\n", "agents.named[0].name", 2),
+    ("[[agents.named]]\nname = \"a\"\nspec = \"pubeval\"\n[[agents.named]]\nname = \"a\"\n"
+     "spec = \"random\"\n", "agents.named[1].name", 5),
+    ("[[agents.named]]\nname = \"me\"\nspec = \"human\"\n", "agents.named[0].spec", 3),
+    ("[[agents.named]]\nname = \"a\"\nspec = \"pubeval\"\n[[agents.named]]\nname = \"b\"\n"
+     "spec = \"a\"\n", "agents.named[1].spec", 6),
+    ("[agents]\ndefault = \"net:plies=1\"\n[[agents.named]]\nname = \"net\"\n"
+     "spec = \"heuristic\"\n", "agents.default", 2),
+    ("[agents]\ndefault = \"human\"\n", "agents.default", 2),
 ])
 def test_errors_name_the_file_line_and_key(text: str, key: str, line: int) -> None:
     with pytest.raises(ConfigError) as info:
@@ -130,6 +149,16 @@ def test_errors_name_the_file_line_and_key(text: str, key: str, line: int) -> No
     assert error.key == key
     assert error.line == line
     assert str(error).startswith(f"bgbot.toml:{line}: {key}: ")
+
+
+def test_named_agents_may_be_used_wherever_the_configuration_names_an_agent() -> None:
+    config = parse_config('[agents]\ndefault = "wildbg"\n[[agents.named]]\nname = "wildbg"\n'
+                          'spec = "ubgi:command=/usr/local/bin/wildbg-ubgi,timeout=5"\n'
+                          '[[gnubg_player]]\nlisten = "127.0.0.1:4321"\nagent = "wildbg"\n',
+                          environ={})
+    assert config.agents.named[0].spec.startswith("ubgi:command=")
+    assert config.agents.default == config.gnubg_player[0].agent == "wildbg"
+    assert "[[agents.named]]" in show_config(config)
 
 
 def test_an_unknown_key_gets_a_suggestion() -> None:

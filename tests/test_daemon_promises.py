@@ -8,8 +8,10 @@ ZeroMQ socket, many written with the spec-only client (tests/spec_client.py).
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -20,10 +22,29 @@ from tests.daemon_harness import Daemon, DaemonDirs, remove_tree, short_tmpdir, 
 from tests.spec_client import DELIMITER, RawClient, pack, sign
 
 
+def shipped_weights() -> Path:
+    from bgbot.players.network import SHIPPED_FILE
+
+    return Path(SHIPPED_FILE)
+
+
+ENGINE = f"{sys.executable} -m bgbot.cli ubgi --player heuristic"
+"""bgbot itself as a UBGI engine: a real program the named agent ``selfubgi`` runs."""
+NAMED = f"""
+[[agents.named]]
+name = "selfubgi"
+spec = "ubgi:command={ENGINE},timeout=30"
+
+[[agents.named]]
+name = "shippednet"
+spec = "heuristic:weights={shipped_weights()}"
+"""
+
+
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[Daemon]:
     dirs = DaemonDirs(short_tmpdir())
-    dirs.write_config()
+    dirs.write_config(NAMED)
     running = start_daemon(dirs)
     yield running
     assert running.stop() == 0, running.log
@@ -125,3 +146,116 @@ def test_a_frontend_name_ending_in_a_newline_is_refused_and_the_list_stays_valid
     assert caught.value.code is ErrorCode.BAD_VALUE and caught.value.details["field"] == "name"
     names = [f["name"] for f in client.frontends()["frontends"]]  # the client checks the schema
     assert "gnubg9\n" not in names
+
+
+# ------------------------------------------------------------------ what a key holder may name (item 1)
+
+
+def bad_value(daemon: Daemon, msg_type: str, **content: Any) -> DaemonError:
+    with pytest.raises(DaemonError) as caught:
+        daemon.client(timeout=20).request(msg_type, **content)
+    assert caught.value.code is ErrorCode.BAD_VALUE, caught.value
+    return caught.value
+
+
+def start_shapes(spec: str) -> list[tuple[str, dict[str, Any], str]]:
+    """Every place a request names an agent: (msg_type, content, the field refused)."""
+    return [
+        ("match_start", {"players": [spec, "random"], "length": 1}, "players[0]"),
+        ("match_start", {"players": ["random", spec], "length": 1}, "players[1]"),
+        ("choose_play", {"position": "4HPwATDgc/ABMA", "dice": [3, 1], "agent": spec}, "agent"),
+        ("evaluate", {"position": "4HPwATDgc/ABMA", "agent": spec}, "agent"),
+        ("cube_decision", {"position": "4HPwATDgc/ABMA", "agent": spec}, "agent"),
+        ("frontend_start", {"name": "sneaky", "kind": "gnubg_external",
+                            "options": {"listen": "127.0.0.1:0", "agent": spec}},
+         "options.agent"),
+    ]
+
+
+@pytest.mark.parametrize("shape", range(6))
+def test_a_request_cannot_run_a_program(daemon: Daemon, shape: int) -> None:
+    target = daemon.dirs.root / f"ran-{shape}"
+    msg_type, content, field = start_shapes(f"ubgi:command=/usr/bin/touch {target}")[shape]
+    error = bad_value(daemon, msg_type, **content)
+    assert error.details["field"] == field
+    assert "command" in error.message and "[[agents.named]]" in error.message
+    time.sleep(0.5)
+    assert not target.exists(), "the daemon ran the program a request named"
+
+
+def test_a_fallback_cannot_name_a_file_either(daemon: Daemon) -> None:
+    error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA",
+                      agent="ubgi:fallback=heuristic:weights=/etc/hostname")
+    assert error.details["field"] == "agent"
+
+
+@pytest.mark.parametrize("shape", range(6))
+def test_a_request_cannot_read_a_file_nor_learn_whether_it_exists(daemon: Daemon,
+                                                                   shape: int) -> None:
+    answers = []
+    for path in ("/etc/hostname", "/no/such/file", str(daemon.dirs.key_file)):
+        msg_type, content, field = start_shapes(f"heuristic:weights={path}")[shape]
+        error = bad_value(daemon, msg_type, **content)
+        assert error.details["field"] == field
+        answers.append((error.message, error.details))
+    assert answers[0] == answers[1] == answers[2]
+
+
+@pytest.mark.parametrize("shape", range(6))
+def test_the_human_agent_is_refused_where_it_is_named(daemon: Daemon, shape: int) -> None:
+    """Issue 31 item 8: it used to be accepted, and the match then failed with a traceback."""
+    msg_type, content, field = start_shapes("human")[shape]
+    error = bad_value(daemon, msg_type, **content)
+    assert error.details["field"] == field and "terminal" in error.message
+    assert daemon.client().status()["matches"]["active"] == 0
+
+
+def test_a_named_agent_runs_what_the_configuration_says(daemon: Daemon) -> None:
+    client = daemon.client(timeout=60)
+    hello = client.hello()
+    assert "selfubgi" in hello["agents"] and "shippednet" in hello["agents"]
+    reply = client.choose_play("4HPwATDgc/ABMA", [3, 1], agent="selfubgi")
+    assert reply["agent"] == "selfubgi" and reply["play"]
+    assert client.evaluate("4HPwATDgc/ABMA", agent="shippednet")["agent"] == "shippednet"
+
+
+def test_a_named_agent_hosts_a_match(daemon: Daemon) -> None:
+    client = daemon.client(timeout=60)
+    events = list(client.follow(lambda: str(client.match_start(
+        ["shippednet", "random"], length=1, seed=3)["match"]["match_id"]), timeout=60))
+    assert events[-1][0] == "match_ended"
+    assert events[0][0] in ("match_started", "game_started")
+
+
+@pytest.mark.parametrize("spec", ["selfubgi:timeout=1", "shippednet:plies=1"])
+def test_a_named_agent_takes_no_options_from_a_request(daemon: Daemon, spec: str) -> None:
+    error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA", agent=spec)
+    assert error.details["field"] == "agent" and "named agent" in error.message
+
+
+def test_options_without_files_stay_free(daemon: Daemon) -> None:
+    client = daemon.client(timeout=30)
+    assert client.evaluate("4HPwATDgc/ABMA", agent="heuristic:plies=1,noise=0.01")["agent"]
+    assert client.choose_play("4HPwATDgc/ABMA", [3, 1], agent="random:seed=4")["play"]
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "control socket", "relative"])
+def test_a_request_listens_on_unix_sockets_only_in_the_runtime_directory(daemon: Daemon,
+                                                                         where: str) -> None:
+    dirs = daemon.dirs
+    listen = {"elsewhere": str(dirs.root / "player.sock"),
+              "control socket": str(dirs.runtime / "control"), "relative": "player.sock"}[where]
+    error = bad_value(daemon, "frontend_start", name=f"unix-{where.replace(' ', '-')}",
+                      kind="gnubg_external", options={"listen": listen})
+    assert error.details["field"] == "options.listen"
+    assert (dirs.runtime / "control").exists()
+    assert not (dirs.root / "player.sock").exists()
+
+
+def test_a_request_may_listen_in_the_runtime_directory(daemon: Daemon) -> None:
+    client = daemon.client()
+    path = daemon.dirs.runtime / "gnubg-player.sock"
+    started = client.frontend_start("unix-ok", kind="gnubg_external",
+                                    options={"listen": str(path)})
+    assert started["frontend"]["state"] == "running" and path.exists()
+    client.frontend_stop("unix-ok")

@@ -138,11 +138,25 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class NamedAgentConfig:
+    """An agent the administrator defines and requests refer to by name (``[[agents.named]]``):
+    the only way a request reaches an agent whose spec names a file or a program (a weights
+    file, a UBGI engine's command)."""
+
+    name: str = ""
+    """The name requests use (as an agent spec with no options), e.g. "wildbg"."""
+    spec: str = ""
+    """The agent spec it stands for, e.g. "ubgi:command=/usr/local/bin/wildbg-ubgi"."""
+
+
+@dataclass(frozen=True)
 class AgentsConfig:
-    """Which player answers decision requests that name none."""
+    """Which player answers decision requests that name none, and the named agents."""
 
     default: str = SERVING_AGENT
-    """Agent spec (NAME[:key=value,...]), e.g. heuristic:plies=1."""
+    """Agent spec (NAME[:key=value,...]), e.g. heuristic:plies=1, or a named agent."""
+    named: tuple[NamedAgentConfig, ...] = ()
+    """Agents defined here that requests may name (``[[agents.named]]`` tables)."""
 
 
 @dataclass(frozen=True)
@@ -541,16 +555,49 @@ def _convert(kind: Any, value: Any, key: str, locate: _Locator) -> Any:
 
 def _validate(config: Config, locate: _Locator) -> None:
     from ..agents.spec import parse_agent_spec
-    from ..deciders import known_agents
+    from ..deciders import agent_kind, known_agents
+
+    named: dict[str, str] = {}
+    for index, agent in enumerate(config.agents.named):
+        prefix = f"agents.named[{index}]"
+        if not _AGENT_NAME.fullmatch(agent.name):
+            raise locate.error(f"{prefix}.name", "required: 1-64 lower case letters, digits, "
+                                                 f"'_' or '-', starting with a letter; got "
+                                                 f"{agent.name!r}")
+        if agent_kind(agent.name) is not None:
+            raise locate.error(f"{prefix}.name", f"{agent.name!r} is an agent kind; give the "
+                                                 "named agent another name")
+        if agent.name in named:
+            raise locate.error(f"{prefix}.name", f"two named agents are called {agent.name!r}")
+        try:
+            parsed = parse_agent_spec(agent.spec)
+        except FormatError as exc:
+            raise locate.error(f"{prefix}.spec", str(exc)) from None
+        kind = agent_kind(parsed.name)
+        if kind is None:
+            raise locate.error(f"{prefix}.spec", f"unknown agent kind {parsed.name!r} (a named "
+                                                 "agent's spec names a kind, not another "
+                                                 "named agent)")
+        if kind.interactive:
+            raise locate.error(f"{prefix}.spec", f"{parsed.name} plays at a terminal; the "
+                                                 "daemon has none")
+        named[agent.name] = agent.spec
 
     def check_agent(key: str, spec: str) -> None:
         try:
             parsed = parse_agent_spec(spec)
         except FormatError as exc:
             raise locate.error(key, str(exc)) from None
-        if parsed.name not in known_agents():
+        if parsed.name in named:
+            if parsed.options:
+                raise locate.error(key, f"{parsed.name} is a named agent: it takes no options")
+            return
+        kind = agent_kind(parsed.name)
+        if kind is None:
             raise locate.error(key, f"unknown agent {parsed.name!r}; known: "
-                                    f"{', '.join(known_agents())}")
+                                    f"{', '.join([*known_agents(), *named])}")
+        if kind.interactive:
+            raise locate.error(key, f"{parsed.name} plays at a terminal; the daemon has none")
 
     def positive(key: str, value: float, low: float = 1) -> None:
         if value < low:
@@ -602,7 +649,7 @@ def _validate(config: Config, locate: _Locator) -> None:
             raise locate.error(f"{prefix}.listen", str(exc)) from None
         check_agent(f"{prefix}.agent", entry.agent)
         positive(f"{prefix}.max_connections", entry.max_connections)
-        if entry.name and not _FRONTEND_NAME.match(entry.name):
+        if entry.name and not _FRONTEND_NAME.fullmatch(entry.name):
             raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', got "
                                                  f"{entry.name!r}")
         name = frontend_name(entry, index)
@@ -635,7 +682,7 @@ def _validate(config: Config, locate: _Locator) -> None:
             refused = check_account(server, account)
             if refused is not None:
                 raise locate.error(f"{prefix}.{refused[0]}", refused[1])
-            if account.name and not _FRONTEND_NAME.match(account.name):
+            if account.name and not _FRONTEND_NAME.fullmatch(account.name):
                 raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', "
                                                      f"got {account.name!r}")
             name = kinds.frontend_name(server, account)
@@ -644,7 +691,8 @@ def _validate(config: Config, locate: _Locator) -> None:
             names.add(name)
 
 
-_FRONTEND_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_FRONTEND_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 
 def frontend_name(entry: GnubgPlayerConfig, index: int) -> str:

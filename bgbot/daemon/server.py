@@ -57,6 +57,8 @@ from .config import (
     load_config,
     load_control_key,
 )
+from ..agents.spec import define_named_agents
+from .agents import check_request_agent
 from .decisions import DECISION_TYPES, AgentCache, answer, answer_now, is_quick
 from ..frontends.kinds import server_kinds
 from .frontends import (
@@ -126,6 +128,7 @@ def _worker_settings(config: Config) -> WorkerSettings:
         max_candidates=config.limits.max_candidates,
         player_cache=config.limits.player_cache,
         mat_errors=config.daemon.mat_errors,
+        named_agents=tuple((entry.name, entry.spec) for entry in config.agents.named),
     )
 
 
@@ -292,6 +295,7 @@ class Daemon:
         except BgbotError as exc:  # the journal is the record: matches play on without files
             log.error("%s; hosted matches and frontends play on without their .mat files", exc)
         self._lock()
+        define_named_agents({entry.name: entry.spec for entry in config.agents.named})
         self._load_key(create=True)
         try:
             self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
@@ -727,6 +731,7 @@ class Daemon:
         assert matches is not None
         players = content["players"]
         for index, spec in enumerate(players):
+            check_request_agent(spec, f"players[{index}]")
             try:
                 create_agent(spec)
             except BgbotError as exc:
@@ -773,6 +778,9 @@ class Daemon:
         """A decision: at once from a quick in-process player, else a worker's future (or,
         with ``limits.inline_decisions``, a coroutine on the loop)."""
         config = self.config
+        spec = msg.content.get("agent")
+        if spec is not None:
+            check_request_agent(spec, "agent")
         pool = self.decisions
         if pool is not None:
             if self._quick_agents is not None:
@@ -880,11 +888,40 @@ class Daemon:
             if frontend is not None and frontend.state == "running":
                 raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
                                     {"name": name})
+            if isinstance(options.get("agent"), str):
+                check_request_agent(options["agent"], "options.agent")
+            self._check_listen(options.get("listen"))
             frontend = Frontend(name, GNUBG_EXTERNAL, frontend_from_options(name, options),
                                 False)
             self.frontends.items[name] = frontend
         await self.frontends.start(frontend)
         return {"frontend": frontend.record()}
+
+    def _check_listen(self, listen: Any) -> None:
+        """A request's ``listen`` may be a TCP address, or a Unix socket in the daemon's runtime
+        directory other than its own sockets: a key holder does not create, or replace,
+        sockets elsewhere on the machine."""
+        from ..frontends.gnubg_player import ListenAddress
+
+        if not isinstance(listen, str):
+            return  # frontend_from_options names what is wrong with it
+        try:
+            address = ListenAddress.parse(listen)
+        except BgbotError:
+            return
+        if address.path is None:
+            return
+        runtime = self.config.runtime_dir.resolve()
+        path = Path(address.path)
+        own = {Path(e[len("ipc://"):]).resolve() for e in (self.config.request_endpoint,
+                                                           self.config.events_endpoint)
+               if e.startswith("ipc://")}
+        if not path.is_absolute() or path.resolve().parent != runtime or path.resolve() in own:
+            reason = (f"a Unix socket given in a request must be in the daemon's runtime "
+                      f"directory {runtime} (and not its control or events socket); "
+                      "elsewhere, configure the frontend in bgbot.toml")
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.listen: {reason}",
+                                {"field": "options.listen", "reason": reason})
 
     @handles("frontend_stop_request")
     async def _frontend_stop(self, msg: Message) -> dict[str, Any]:
@@ -959,8 +996,10 @@ class Daemon:
             live = [k for k in changed if k in LIVE_KEYS]
             restart = [k for k in changed if k not in LIVE_KEYS]
             # the running configuration takes the live keys only; the rest waits for a restart
+            # the named agents are defined in every worker at its start: a restart changes them
             self.config = replace(
-                old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
+                old, logging=new.logging, agents=replace(new.agents, named=old.agents.named),
+                gnubg_player=new.gnubg_player,
                 servers=new.servers,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,

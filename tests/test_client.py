@@ -158,7 +158,7 @@ def test_request_returns_the_reply_content(stub: Stub, key_file: Path) -> None:
     with client_for(stub, key_file) as client:
         assert client.status() == EXAMPLES["status_reply"]
         assert client.request("status_request") == EXAMPLES["status_reply"]
-        assert client.hello()["protocol_version"] == "1.0"
+        assert client.hello()["protocol_version"] == EXAMPLES["hello_reply"]["protocol_version"]
         reply = client.request_message("match_get", {"match_id": MATCH})
         assert reply.msg_type == "match_get_reply" and reply.parent_id is not None
     assert stub.received[:2] == ["status_request", "status_request"]

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a reply."""
 _POLL_SLICE_MS = 250
+FOLLOW_PAGE = 5000
+"""Events asked per ``match_get`` while `Client.follow` catches up with a match."""
 
 
 class DaemonError(BgbotError):
@@ -162,11 +164,19 @@ class _Requests(Generic[R]):
     def match_list(self, state: str = "all", limit: int = 100) -> R:
         return self.request("match_list", state=state, limit=limit)
 
-    def match_get(self, match_id: str, *, mat: bool = False, events: bool = False) -> R:
-        """One match in detail; ``events`` (protocol 1.2): with its numbered events so far."""
+    def match_get(self, match_id: str, *, mat: bool = False, events: bool = False,
+                  events_from: int | None = None, events_limit: int | None = None) -> R:
+        """One match in detail; ``events`` (protocol 1.2): with its numbered events so far,
+        (1.3) from the n ``events_from``, at most ``events_limit`` of them (``events_more`` in
+        the reply says whether more follow)."""
+        content: dict[str, Any] = {"match_id": match_id, "mat": mat}
         if events:
-            return self.request("match_get", match_id=match_id, mat=mat, events=True)
-        return self.request("match_get", match_id=match_id, mat=mat)
+            content["events"] = True
+            if events_from is not None:
+                content["events_from"] = events_from
+            if events_limit is not None:
+                content["events_limit"] = events_limit
+        return self.request("match_get", **content)
 
     def match_abort(self, match_id: str, reason: str | None = None) -> R:
         content: dict[str, Any] = {"match_id": match_id}
@@ -416,12 +426,16 @@ class Client(_Core, _Requests[dict[str, Any]]):
         with self._subscribed(self._topic(None)) as sub:
             match_id = start()
             done = 0
-            so_far = self.request("match_get", match_id=match_id, events=True)
-            for item in so_far["events"]:
-                done = int(item["content"]["n"])
-                yield str(item["msg_type"]), dict(item["content"])
-                if item["msg_type"] == "match_ended":
-                    return
+            while True:  # a page at a time (protocol 1.3): a long session has many events
+                so_far = self.request("match_get", match_id=match_id, events=True,
+                                      events_from=done + 1, events_limit=FOLLOW_PAGE)
+                for item in so_far["events"]:
+                    done = int(item["content"]["n"])
+                    yield str(item["msg_type"]), dict(item["content"])
+                    if item["msg_type"] == "match_ended":
+                        return
+                if not so_far.get("events_more") or not so_far["events"]:
+                    break
             state = so_far["match"]["state"]
             if state in ("aborted", "failed"):  # ended before our subscription took effect
                 yield "match_aborted", {"match_id": match_id, "state": state,

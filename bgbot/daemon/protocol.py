@@ -58,7 +58,7 @@ __all__ = [
     "write_key",
 ]
 
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 """The protocol version (``MAJOR.MINOR``); SPEC.md states the same (a test checks)."""
 DELIMITER = b"BGB1"
 """The first frame of every message: marks where the envelope starts and carries the major
@@ -68,7 +68,7 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SIGNATURE_HEX_CHARS = 64
 
 _MAJOR = PROTOCOL_VERSION.split(".")[0]
-# fullmatch everywhere: "$" would also match before a final newline ("1.2\n")
+# fullmatch everywhere: "$" would also match before a final newline ("1.3\n")
 _VERSION = re.compile(r"(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})")
 _MSG_ID = re.compile(r"[\x21-\x7e]{1,128}")
 _MSG_TYPE = re.compile(r"[a-z][a-z0-9_]{0,63}")

@@ -89,10 +89,11 @@ from .protocol import (
     split_identities,
 )
 from .requests import check_handlers, handlers, handles
-from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from .history import read_history
+from .store import RESUMABLE, MatchSpec, MatchState, Store, StoreError
 from ..agents.players import limit_player_caches
 from ..util import die_with_parent
-from .wire import match_events, rules_from_wire, rules_to_wire
+from .wire import rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent
 
 log = logging.getLogger(__name__)
@@ -227,7 +228,7 @@ class Daemon:
         self._start_reading()
         watchdog = loop.create_task(self._watchdog(), name="watchdog")
         lag = loop.create_task(self._measure_lag(), name="loop-lag")
-        self.state = "running"
+        self.state = "stopping" if self._stop.is_set() else "running"
         self.notifier.ready(self._status_line())
         log.info("serving", extra={"fields": {
             "requests": self.config.request_endpoint, "events": self.config.events_endpoint,
@@ -252,9 +253,13 @@ class Daemon:
         return 0
 
     def request_stop(self, reason: str) -> None:
+        """Stop: from now on no new work is taken (``shutting_down``), even from requests
+        read in the same turn of the loop as the one that asked for the stop."""
         if not self._stop.is_set():
             self._stop_reason = reason
             self._stop.set()
+        if self.state != "starting":
+            self.state = "stopping"
 
     def _on_stop_signal(self, sig: int) -> None:
         self._signals += 1
@@ -749,8 +754,6 @@ class Daemon:
 
     @handles("match_list_request", quick=True)
     def _match_list(self, msg: Message) -> dict[str, Any]:
-        from .store import RESUMABLE
-
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
         which = msg.content.get("state", "all")
@@ -768,7 +771,7 @@ class Daemon:
     def _shutdown_request(self, msg: Message) -> dict[str, Any]:
         reason = msg.content.get("reason")
         text = f"shutdown request: {reason}" if reason else "shutdown request"
-        asyncio.get_running_loop().call_soon(self.request_stop, text)
+        self.request_stop(text)  # at once: a request after this one gets shutting_down
         return {"state": "stopping"}
 
     # ----------------------------------------------------------------- async handlers
@@ -811,26 +814,37 @@ class Daemon:
     async def _match_get(self, msg: Message) -> dict[str, Any]:
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
-        match_id = msg.content["match_id"]
+        content = msg.content
+        match_id = content["match_id"]
         row = store.get_match(match_id)
         if row is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id}",
                                 {"match_id": match_id})
-        snapshot = await matches.snapshot(match_id, mat=bool(msg.content.get("mat")))
+        snapshot = await matches.snapshot(match_id, mat=bool(content.get("mat")))
         row = store.get_match(match_id) or row
+        events = bool(content.get("events"))
+        waiting = snapshot is None and row.state in RESUMABLE  # e.g. before it resumes
+        history = None
+        if events or waiting:  # replays the journal: in a thread, off the loop
+            limit = content.get("events_limit")
+            history = await asyncio.to_thread(
+                read_history, self.config.state_dir / "state.db", match_id, events=events,
+                first=int(content.get("events_from", 1)),
+                limit=None if limit is None else int(limit), in_play=waiting)
+        view = snapshot if snapshot is not None else (history.in_play if history else None)
         summary = matches.summary(row)
         reply: dict[str, Any] = {
             "match": summary, "seed": row.spec.seed, "rules": rules_to_wire(row.spec.rules),
-            "crawford": bool(snapshot and snapshot["crawford"]),
-            "position": snapshot["position"] if snapshot else None,
+            "crawford": bool(view and view["crawford"]),
+            "position": view["position"] if view else None,
             "error": row.error,
         }
-        if snapshot:
-            summary["game"] = snapshot["game"]
-        if msg.content.get("events"):
-            reply["events"] = [{"msg_type": kind, "content": content}
-                               for kind, content in self._events_so_far(row)]
-        if msg.content.get("mat"):
+        if view:
+            summary["game"] = view["game"]
+        if history is not None and history.events is not None:
+            reply["events"] = history.events
+            reply["events_more"] = history.more
+        if content.get("mat"):
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
             else:
@@ -840,18 +854,6 @@ class Daemon:
                 except OSError:
                     reply["mat"] = ""
         return reply
-
-    def _events_so_far(self, row: MatchRow) -> list[tuple[str, dict[str, Any]]]:
-        """The numbered events of a match, rebuilt from its journal (`wire.match_events`)."""
-        store = self.store
-        assert store is not None
-        state = replay(row.spec, store.journal(row.id), store.games(row.id))
-        games = state.finished + ([state.current] if state.current is not None else [])
-        result = store.result(row.id) if row.state is MatchState.FINISHED else None
-        ended = None if result is None else (
-            (int(result["score"][0]), int(result["score"][1])), result["winner"],
-            int(result["games"]))
-        return match_events(row.id, row.spec.length, row.spec.rules, games, ended)
 
     @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:
@@ -1024,7 +1026,8 @@ class Daemon:
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}
         finally:
-            self.state = previous_state if previous_state != "reloading" else "running"
+            self.state = "stopping" if self._stop.is_set() else (
+                previous_state if previous_state != "reloading" else "running")
             self.notifier.ready(self._status_line())
 
     def _status_line(self) -> str:

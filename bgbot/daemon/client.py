@@ -268,6 +268,16 @@ class _Core:
             f"(bgbot serve, or: systemctl status bgbot) and is the key right (using {self.key_source})?"
         )
 
+    def _events_unreachable(self) -> DaemonUnreachable:
+        hint = ""
+        path = _ipc_path(self.events_endpoint)
+        if path is not None and not path.exists():
+            hint = f" (the socket {path} does not exist)"
+        return DaemonUnreachable(
+            f"could not connect to the events endpoint {self.events_endpoint} within "
+            f"{self.timeout:g} s{hint} - is the daemon running, and is this its events "
+            "endpoint (--events-endpoint, or --config with the daemon's bgbot.toml)?")
+
     def _decode(self, frames: Sequence[bytes], what: str, signer: Signer | None = None) -> Message | None:
         """Check a received message; None to skip it (an unknown type from a newer daemon)."""
         try:
@@ -373,12 +383,20 @@ class Client(_Core, _Requests[dict[str, Any]]):
     @contextlib.contextmanager
     def _subscribed(self, prefix: bytes) -> Iterator[zmq.Socket[Any]]:
         """A SUB socket on the events endpoint, subscribed to the topics that begin with
-        ``prefix``; closed on leaving."""
+        ``prefix``, connected (`DaemonUnreachable` when it is not within the client's timeout:
+        ZeroMQ itself would wait for ever, silently); closed on leaving."""
         sub = self._context.socket(zmq.SUB)
         try:
             self._configure(sub)
             sub.setsockopt(zmq.SUBSCRIBE, prefix)
-            sub.connect(self.events_endpoint)
+            monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            try:
+                sub.connect(self.events_endpoint)
+                if not monitor.poll(max(1, int(self.timeout * 1000)), zmq.POLLIN):
+                    raise self._events_unreachable()
+            finally:
+                sub.disable_monitor()
+                monitor.close(0)
             yield sub
         finally:
             sub.close(0)
@@ -561,7 +579,14 @@ class AsyncClient(_Core, _Requests[Awaitable[dict[str, Any]]]):
         try:
             self._configure(sub)
             sub.setsockopt(zmq.SUBSCRIBE, topic)
-            sub.connect(self.events_endpoint)
+            monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            try:
+                sub.connect(self.events_endpoint)
+                if not await cast(Any, monitor).poll(max(1, int(self.timeout * 1000))):
+                    raise self._events_unreachable()
+            finally:
+                sub.disable_monitor()
+                monitor.close(0)
             while True:
                 if not await cast(Any, sub).poll(None if timeout is None else int(timeout * 1000)):
                     return

@@ -563,3 +563,57 @@ def test_a_restarted_bot_resumes_the_saved_match_when_invited_back(tmp_path: Pat
     assert story(resumed) == truth[1:]
     alpha_end = next(e for e in alpha_events if e["event"] == "match_end")
     assert alpha_end["games_lost"] == 0
+
+
+# ====================================================================== longer than bgbot plays
+
+
+@pytest.mark.parametrize("length", [65, 99])
+def test_a_match_longer_than_64_points_is_left_and_the_client_plays_on(tmp_path: Path,
+                                                                       length: int) -> None:
+    """Issue 30 item 5: the heuristic player's match equity table ends at 64 points (gnubg's
+    limit); a board line of a longer match (FIBS has 99-point matches, and a saved one can be
+    resumed whatever the invitation policy says) used to crash `FibsClient.run()`."""
+    from bgbot.deciders import create_agent
+
+    server = StandinServer(seed=2)  # the bot moves first: its decisions need the table
+    events: list[dict[str, Any]] = []
+
+    async def scenario() -> bool:
+        await server.start()
+        policy = InvitationPolicy(max_length=99)  # a resumed match would come in anyway
+        bot = FibsClient(account("bot", server.port, tmp_path, policy=policy),
+                         agent=create_agent("heuristic"), on_event=events.append)
+        task = asyncio.create_task(bot.run())
+        try:
+            deadline = time.monotonic() + 20
+            while bot.status()["state"] != "idle":
+                assert time.monotonic() < deadline and not task.done()
+                await asyncio.sleep(0.05)
+            person = await RawClient.login(server.port, "carol")
+            person.send(f"invite bot {length}")
+            await person.expect("has joined you")
+            while not any(e["event"] == "match_too_long" for e in events):
+                assert time.monotonic() < deadline, server.transcript[-20:]
+                if task.done():
+                    task.result()  # the crash, if there was one
+                await asyncio.sleep(0.05)
+            await person.expect("terminated|left|saved", timeout=5)
+            person.send("invite bot")  # resume the saved match: declined, still no crash
+            while not any(e["event"] == "invitation" for e in events):
+                assert time.monotonic() < deadline and not task.done()
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            return not task.done()
+        finally:
+            await bounded(bot.stop(), "bot.stop()")
+            await bounded(asyncio.gather(task, return_exceptions=True), "bot.run()")
+            await bounded(server.close(), "server.close()")
+
+    assert asyncio.run(scenario()), "the client stopped"
+    left = next(e for e in events if e["event"] == "match_too_long")
+    assert left["length"] == length and "64" in left["reason"]
+    assert "leave" in server.sent_by("bot")
+    assert not any(e["event"] == "fatal" for e in events)
+    resume = [e for e in events if e["event"] == "invitation"]
+    assert resume and resume[-1]["resume"] and not resume[-1]["accept"]

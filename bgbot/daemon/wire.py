@@ -17,8 +17,8 @@ from ..core.errors import BgbotError
 from ..core.match import Match
 from ..core.position import Position, check_dice
 from ..core.rules import Rules
-from ..formats.gnubgid import MatchState
-from ..formats.xgid import decode_any_id
+from ..formats.gnubgid import MatchState, check_playable
+from ..formats.xgid import decode_any_id_with_xgid
 from ..players.base import Probabilities
 from ..referee import events as ev
 from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
@@ -186,9 +186,12 @@ def decision_request(msg_type: str, content: Mapping[str, Any]) -> DecisionReque
         if "context" in content:
             raise _bad("context", "not allowed with a GNU BG ID or XGID, which carry the match state")
         try:
-            position, state = decode_any_id(text)
+            position, state, xgid = decode_any_id_with_xgid(text)
+            check_playable(state, "position")
         except BgbotError as exc:
             raise _bad("position", str(exc)) from None
+        if xgid is not None and xgid.beavers:  # a money XGID's rules field: bit 1 = beavers
+            rules = Rules(**{**asdict(rules), "beavers": True})
         seat = 1 - state.on_roll if asks_opponent else state.on_roll
         context = context_from_state(state, seat, rules)
         if state.rolled:

@@ -617,3 +617,42 @@ def test_a_match_longer_than_64_points_is_left_and_the_client_plays_on(tmp_path:
     assert not any(e["event"] == "fatal" for e in events)
     resume = [e for e in events if e["event"] == "invitation"]
     assert resume and resume[-1]["resume"] and not resume[-1]["accept"]
+
+
+def test_a_server_that_never_ends_a_line_costs_the_client_neither_memory_nor_time(
+        tmp_path: Path) -> None:
+    """Issue 30 item 9: 32 MiB without a line end, then a login prompt, over a real socket. A
+    bare asyncio server stands in for a hostile one (nothing else can be reached from here)."""
+    received: list[bytes] = []
+
+    async def hostile(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        block = b"x" * (1 << 20)
+        for _ in range(32):
+            writer.write(block)
+            await writer.drain()
+        writer.write(b"\r\nlogin: ")
+        await writer.drain()
+        received.append(await asyncio.wait_for(reader.readline(), 30))
+        writer.close()
+
+    async def scenario() -> float:
+        server = await asyncio.start_server(hostile, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        bot = FibsClient(account("bot", port, tmp_path, backoff_base=30, backoff_cap=30),
+                         agent=QuickAgent(), on_event=lambda event: None)
+        task = asyncio.create_task(bot.run())
+        started = time.monotonic()
+        try:
+            while not received:
+                assert time.monotonic() - started < 20, "no login after the long line"
+                assert not task.done()
+                await asyncio.sleep(0.05)
+            return time.monotonic() - started
+        finally:
+            await bounded(bot.stop(), "bot.stop()")
+            await bounded(asyncio.gather(task, return_exceptions=True), "bot.run()")
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(scenario())
+    assert received[0].startswith(b"login ") and b" bot " in received[0]

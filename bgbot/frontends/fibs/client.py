@@ -236,7 +236,11 @@ class FibsClient(ServerClient):
                         for line in splitter.flush():
                             queue.put_nowait(self._parse(line))
                         break
+                    dropped = splitter.dropped
                     lines = splitter.feed(data)
+                    if splitter.dropped > dropped:
+                        log.warning("%s: dropped a line longer than %d bytes from the server",
+                                    self.account.user, splitter.max_line)
                 for line in lines:
                     queue.put_nowait(self._parse(line))
         except (OSError, asyncio.IncompleteReadError):

@@ -284,3 +284,76 @@ def test_config_check_and_show(tmp_path: Path) -> None:
     import tomllib
 
     assert tomllib.loads(body)["limits"]["max_matches"] == 9  # the output is TOML
+
+
+# ------------------------------------------------------------------ issue 30 item 10
+
+
+def _bgbot(*args: str, env: dict[str, str] | None = None,
+           timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `bgbot` command line."""
+    return subprocess.run([sys.executable, "-m", "bgbot.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env={**os.environ, **(env or {})})
+
+
+HOSTILE_CONFIGS = {
+    "inline tables 5000 deep": ("x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", None, None),
+    "arrays 5000 deep": ("x = " + "[" * 5000 + "]" * 5000 + "\n", None, None),
+    "tables 20 deep": ("[daemon." + ".".join(["t"] * 20) + "]\nx = 1\n", None, None),
+    "NUL in state_dir": ('[daemon]\nstate_dir = "/tmp/a\\u0000b"\n', "daemon.state_dir", 2),
+    "NUL in an agent": ('[agents]\ndefault = "random\\u0000"\n', "agents.default", 2),
+    "100000 match workers": ("[limits]\nmatch_workers = 100000\n", "limits.match_workers", 2),
+    "100000 decision workers": ("[limits]\ndecision_workers = 100000\n",
+                                "limits.decision_workers", 2),
+    "10**23 matches": ("[limits]\nmax_matches = 100000000000000000000000\n",
+                       "limits.max_matches", 2),
+    "a nan timeout": ("[limits]\ndecision_timeout = nan\n", "limits.decision_timeout", 2),
+    "a year's window": ("[control]\nreplay_window = 31536000.0\n", "control.replay_window", 2),
+    "a huge seed": ('[[gnubg_player]]\nlisten = "127.0.0.1:1"\nseed = 99999999999999999999\n',
+                    "gnubg_player[0].seed", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CONFIGS))
+def test_hostile_configurations_get_an_error_with_file_line_and_key(tmp_path: Path,
+                                                                    name: str) -> None:
+    text, key, line = HOSTILE_CONFIGS[name]
+    path = tmp_path / "bgbot.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.file == str(path)
+    if key is not None:
+        assert caught.value.key == key and caught.value.line == line
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    assert str(path) in checked.stderr and (key is None or key in checked.stderr)
+    served = _bgbot("serve", "--config", str(path), timeout=30)
+    assert served.returncode == 2 and "Traceback" not in served.stderr, served.stderr
+    assert str(path) in served.stderr
+
+
+@pytest.mark.parametrize("problem", ["missing", "world-readable", "empty"])
+def test_config_check_checks_the_key_file(tmp_path: Path, problem: str) -> None:
+    key = tmp_path / "control.key"
+    if problem != "missing":
+        key.write_text("" if problem == "empty" else "0123456789abcdef\n")
+        key.chmod(0o644 if problem == "world-readable" else 0o600)
+    path = tmp_path / "bgbot.toml"
+    path.write_text(f'[control]\nkey_file = "{key}"\n')
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 1, checked.stdout
+    assert "control.key_file" in checked.stderr and str(key) in checked.stderr
+    key.write_text("0123456789abcdef\n")
+    key.chmod(0o600)
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 0 and f"control key: {key}" in checked.stdout
+
+
+def test_config_check_says_a_default_key_is_made_at_the_first_start(tmp_path: Path) -> None:
+    path = tmp_path / "bgbot.toml"
+    path.write_text("[limits]\nmax_matches = 3\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
+    checked = _bgbot("config", "check", str(path), env=env)
+    assert checked.returncode == 0 and "creates it at its first start" in checked.stdout

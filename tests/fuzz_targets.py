@@ -323,7 +323,8 @@ def _format_fibs(value: tuple[Position, tuple[int, int], int, Play]) -> str:
 
 
 def _mat_same(a: Any, b: Any) -> bool:
-    """Two readings of a match agree on what was played (names are the writer's business)."""
+    """Two readings of a match agree on its rules and what was played (names are the writer's
+    business)."""
     def action(a: Any) -> Any:  # the writer puts the higher die first, as gnubg does
         dice = getattr(a, "dice", None)
         fields = [f.name for f in dataclasses.fields(a)]
@@ -333,7 +334,7 @@ def _mat_same(a: Any, b: Any) -> bool:
     def plays(record: Any) -> list[Any]:
         return [(g.number, g.score, g.crawford, [action(a) for a in g.actions], g.outcome)
                 for g in record.games]
-    return bool(a.length == b.length and plays(a) == plays(b))
+    return bool(a.length == b.length and a.rules == b.rules and plays(a) == plays(b))
 
 
 def _clip_parse(text: str) -> Any:

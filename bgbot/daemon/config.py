@@ -315,6 +315,8 @@ def parse_config(text: str, *, file: str | None = None,
     except RecursionError:
         raise ConfigError("", f"tables or arrays nested too deeply (bgbot's keys are at most "
                               f"{MAX_DEPTH} levels deep)", file=file) from None
+    except ValueError as exc:  # a number of thousands of digits (Python's int limit)
+        raise ConfigError("", f"not valid TOML: {exc}", file=file) from None
     deepest = _depth(data)
     if deepest > MAX_DEPTH:
         raise ConfigError("", f"tables or arrays nested {deepest} levels deep (bgbot's keys "

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from bgbot.daemon.client import DaemonError
 from tests.daemon_harness import DaemonDirs, remove_tree, short_tmpdir, start_daemon, wait_for
 from tests.spec_client import RawClient, envelope
 
@@ -105,5 +106,30 @@ def test_match_get_shows_the_game_in_play_before_the_match_resumes(dirs: DaemonD
         else:
             assert reply["match"]["game"] == ended[-1] and reply["position"] is None
         assert "resuming" not in again.log or reply["position"] is not None
+    finally:
+        assert again.stop() == 0, again.log
+
+
+def test_named_agents_change_at_a_restart_not_at_a_reload(dirs: DaemonDirs) -> None:
+    """The workers learn the named agents when they start: a reload says a restart is needed,
+    and until then requests may name only the agents of the start."""
+    first = '[[agents.named]]\nname = "quiet"\nspec = "random:seed=1"\n'
+    dirs.write_config(first)
+    daemon = start_daemon(dirs)
+    try:
+        client = daemon.client()
+        assert "quiet" in client.hello()["agents"]
+        dirs.write_config(first + '[[agents.named]]\nname = "loud"\nspec = "heuristic"\n')
+        reloaded = client.reload()
+        assert "agents.named" in reloaded["restart_needed"]
+        assert "loud" not in client.hello()["agents"]
+        with pytest.raises(DaemonError) as caught:
+            client.evaluate("4HPwATDgc/ABMA", agent="loud")
+        assert caught.value.details["field"] == "agent"
+    finally:
+        assert daemon.stop() == 0, daemon.log
+    again = start_daemon(dirs, log_name="again.log")
+    try:
+        assert again.client().evaluate("4HPwATDgc/ABMA", agent="loud")["agent"] == "loud"
     finally:
         assert again.stop() == 0, again.log

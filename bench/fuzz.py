@@ -7,6 +7,10 @@ parse(x). Prints one table row per parser: inputs, rejected, accepted (non-zero,
 campaign proves nothing), other exceptions, slow, round-trip failures; and the first few
 failures of each kind. Exit status 1 if anything failed.
 
+The targets include the daemon's side (protocol messages nested deep in every field, every
+decision on ids of matches over 64 points, `bgbot hint`), the stream readers (FIBS lines of
+megabytes) and the daemon's configuration file (tests/fuzz_targets.py lists them).
+
     python bench/fuzz.py --inputs 1000000            # ids and notation: 1e6; the others: 2e5
     python bench/fuzz.py --inputs 20000 --targets xgid ".mat"
     python bench/fuzz.py --inputs 1000000 --jobs 2   # one process per target, two at a time

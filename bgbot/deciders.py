@@ -20,12 +20,12 @@ import os
 
 from .agents import spec as _registry
 from .agents.base import Agent
-from .agents.spec import AgentSpec
+from .agents.spec import AgentKind, AgentSpec
 from .core.errors import FormatError
 from .engines import gnubg as _gnubg  # noqa: F401  (registers gnubg)
 from .engines import ubgi as _ubgi  # noqa: F401  (registers ubgi)
 
-__all__ = ["AGENT_MODULES", "create_agent", "known_agents"]
+__all__ = ["AGENT_MODULES", "agent_kind", "create_agent", "known_agents"]
 
 AGENT_MODULES = "BGBOT_AGENT_MODULES"
 """The environment variable naming more modules that register agent kinds."""
@@ -50,3 +50,9 @@ def known_agents() -> dict[str, str]:
     """Every agent name with its one-line summary, for --help texts."""
     _import_extra_kinds()
     return _registry.known_agents()
+
+
+def agent_kind(name: str) -> AgentKind | None:
+    """The registered kind called ``name`` (every kind known), or None."""
+    _import_extra_kinds()
+    return _registry.agent_kind(name)

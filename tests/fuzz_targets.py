@@ -22,6 +22,7 @@ import logging
 import math
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,8 @@ class Target:
 
     name: str
     group: str
-    """id | notation | board | mat | clip | bgammon | session | protocol (campaign sizes)."""
+    """id | notation | board | mat | clip | bgammon | session | protocol | config (campaign
+    sizes)."""
     parse: Callable[[str], Any]
     seeds: Callable[[], list[str]]
     errors: tuple[type[BaseException], ...] = (FormatError,)
@@ -107,6 +109,7 @@ _HOSTILE = [
     "18446744073709551617", "9" * 30, "9" * 5000, "0" * 40 + "7", "1e308", "nan", "inf",
     "\u00b2", "\u0663", "\uff11", "\u00e9", "\U0001f600", "\ufeff", "\udc80", "'", '"', "\\",
     "[" * 2000, "{" * 50, "true", "null", "bar", "off", "XGID=", "board:", "gnubgid ",
+    "\x91" * 1100 + "\xc0", "\x81\xa1k" * 1000 + "\xc0", "{a = " * 3000, "\x00\n",
 ]
 
 
@@ -323,7 +326,8 @@ def _format_fibs(value: tuple[Position, tuple[int, int], int, Play]) -> str:
 
 
 def _mat_same(a: Any, b: Any) -> bool:
-    """Two readings of a match agree on what was played (names are the writer's business)."""
+    """Two readings of a match agree on its rules and what was played (names are the writer's
+    business)."""
     def action(a: Any) -> Any:  # the writer puts the higher die first, as gnubg does
         dice = getattr(a, "dice", None)
         fields = [f.name for f in dataclasses.fields(a)]
@@ -333,7 +337,7 @@ def _mat_same(a: Any, b: Any) -> bool:
     def plays(record: Any) -> list[Any]:
         return [(g.number, g.score, g.crawford, [action(a) for a in g.actions], g.outcome)
                 for g in record.games]
-    return bool(a.length == b.length and plays(a) == plays(b))
+    return bool(a.length == b.length and a.rules == b.rules and plays(a) == plays(b))
 
 
 def _clip_parse(text: str) -> Any:
@@ -472,6 +476,151 @@ def _protocol_format(value: Any) -> str:
     return _frames_text(Signer(None).serialize(value[0]))
 
 
+def _nested_requests() -> list[str]:
+    """Every request type with each of its fields nested 1,010 deep (a list, and a map):
+    the daemon used to answer nothing to these (a RecursionError naming the value)."""
+    from bgbot.daemon.protocol import REQUEST_TYPES, Message, Signer, _schema
+
+    found = []
+    for msg_type in sorted(REQUEST_TYPES):
+        for name in list(_schema().messages[msg_type].get("properties", {})) or ["extra"]:
+            for as_map in (False, True):
+                value: Any = "x"
+                for _ in range(1010):
+                    value = {"k": value} if as_map else [value]
+                message = Message(msg_type, {name: value}, "0" * 32, None, 1767225600.25, "1.3")
+                try:
+                    found.append(_frames_text(Signer(None).serialize(message)))
+                except Exception:  # msgpack will not write it: nothing to send
+                    continue
+    return found
+
+
+# ------------------------------------------------------------------ decisions on positions
+
+_LONG_IDS = [
+    "4HPwATDgc/ABMA:cAkgCDAACAAA", "4HPwATDgc/ABMA:cAlgDAAAAAAA", "4HPwATDgc/ABMA:cAng/68AGAAA",
+    "4HPwATDgc/ABMA:cIk2CBAAEAAA", "4HPwATDgc/ABMA:cIl2DBAAEAAA",
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:65:10",
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:3:1:0:99:10",
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:D:3:1:0:99:10",
+    "4HPwATDgc/ABMA:cAmgAFAAEAAA", "4HPwATDgc/ABMA:cAngACAAOAAA",
+    "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:5:0:0:5:10",
+]
+"""Matches longer than 64 points in every id kind (gnubg id, XGID; rolled, doubled), and
+scores at the match length: decisions on them used to fail inside the match equity table."""
+_LONG_BOARDS = [
+    "board:You:carol:99:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:3:1:"
+    "0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0",
+    "board:You:carol:65:3:1:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:0:0:"
+    "0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0",
+]
+
+
+def _decisions_parse(text: str) -> Any:
+    """Every decision the daemon answers on a position text, by the heuristic player at
+    0-ply in this process (`bgbot.daemon.decisions.answer`): a refusal must be the client's
+    fault (``bad_value``), never ``internal`` nor ``unsupported`` (the agent ranks and
+    evaluates everything)."""
+    from bgbot.daemon.decisions import answer
+    from bgbot.daemon.protocol import ErrorCode, ProtocolError
+
+    agents = _decision_agents()
+    answers = []
+    asks: list[tuple[str, dict[str, Any]]] = [
+        ("evaluate_request", {}), ("cube_decision_request", {}), ("take_decision_request", {}),
+        ("resign_decision_request", {}), ("resign_decision_request", {"offered": 2}),
+        ("choose_play_request", {"candidates": 4})]
+    for msg_type, extra in asks:
+        content = {"position": text, **extra}
+        try:
+            answers.append(_loop().run_until_complete(answer(
+                msg_type, content, agents, default_agent="heuristic")))
+        except ProtocolError as exc:
+            if exc.code in (ErrorCode.INTERNAL, ErrorCode.UNSUPPORTED):
+                raise Bug(f"{msg_type}: {exc.code.value}: {exc.message}") from exc
+            answers.append(exc.code.value)
+    if all(isinstance(a, str) for a in answers):
+        raise ProtocolError(ErrorCode.BAD_VALUE, f"every decision refused: {answers[0]}")
+    return answers
+
+
+@functools.cache
+def _decision_agents() -> Any:
+    from bgbot.daemon.decisions import AgentCache
+
+    _heuristic()  # the tables, built once
+    return AgentCache()
+
+
+def _decision_seeds() -> list[str]:
+    return (_ids("gnubgid")()[:150] + _xgids()[:100] + _ids("position_id")()[:30])
+
+
+def _hint_parse(text: str) -> Any:
+    """What `bgbot hint` does with a position text: read it with its context, then the
+    heuristic player's cube advice and, when dice were rolled, its ranking of the plays."""
+    from bgbot.cli._position import read_situation, ranked_plays
+
+    situation = read_situation(text)
+    agent = _heuristic()
+    player = agent.player
+    advice = player.should_double(situation.position, situation.context) \
+        if situation.context.may_double() else None
+    ranked = ranked_plays(player, situation, situation.dice) if situation.dice else []
+    return advice, [str(r.play) for r in ranked]
+
+
+# ------------------------------------------------------------------ readers of streams
+
+
+def _clip_stream(text: str) -> Any:
+    """Text as a FIBS server sends it, read 64 KiB at a time through `clip.LineSplitter`
+    (linear, lines above 16 KiB dropped) and parsed line by line (`parse_line` never
+    raises: a stream is always read)."""
+    from bgbot.frontends.fibs import clip
+
+    splitter = clip.LineSplitter()
+    data = text.encode("utf-8", "surrogateescape")
+    lines = []
+    for start in range(0, len(data), 65536):
+        lines += splitter.feed(data[start:start + 65536])
+    lines += splitter.flush()
+    if any(len(line.encode("utf-8", "surrogateescape")) > clip.MAX_LINE for line in lines):
+        raise Bug("a line above the cap came out of the splitter")
+    return [clip.parse_line(line) for line in lines]
+
+
+def _stream_seeds() -> list[str]:
+    return ["\r\n".join(_clip_seeds()[i:i + 20]) + "\r\n" for i in range(0, 400, 20)]
+
+
+# ------------------------------------------------------------------ the daemon's configuration
+
+
+def _config_parse(text: str) -> Any:
+    from bgbot.daemon.config import parse_config
+
+    return parse_config(text, file="bgbot.toml", environ={})
+
+
+def _config_seeds() -> list[str]:
+    template = (REPO / "config" / "bgbot.toml").read_text()
+    switched_on = re.sub(r"^# ([a-z_]+ = .*)$", r"\1", template, flags=re.M)
+    examples = re.sub(r"^#(\[\[|[a-z_]+ = )", r"\1", template, flags=re.M)
+    candidates = [template, switched_on, examples]
+    candidates += [s for s in _string_constants("test_daemon_config.py")
+                   if "=" in s and "\n" in s and len(s) < 2000]
+    found = []
+    for text in dict.fromkeys(candidates):
+        try:
+            _config_parse(text)
+        except Exception:
+            continue
+        found.append(text)
+    return found
+
+
 # ----------------------------------------------------------------------------- the targets
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
@@ -483,6 +632,10 @@ def targets() -> list[Target]:
     from bgbot.daemon.protocol import ProtocolError
 
     big = "9" * 5000
+    from bgbot.daemon.config import ConfigError
+    from bgbot.core.errors import BgbotError
+
+    long_line = "x" * (4 << 20)
     return [
         Target("position id", "id", Position.from_position_id, _ids("position_id"),
                format=lambda p: p.position_id(), alphabet=_B64),
@@ -514,9 +667,16 @@ def targets() -> list[Target]:
                             f"5 point match\n\n Game 1\n a : 0   b : 0\n  {big}) 31: 8/5 6/5\n",
                             '; [CubeLimit "\u00b2"]\n5 point match\n']),
         Target("CLIP line", "clip", _clip_parse, _clip_seeds,
-               alphabet="0123456789 abcdefghijklmnopqrstuvwxyz.:*"),
+               alphabet="0123456789 abcdefghijklmnopqrstuvwxyz.:*",
+               regressions=["12 alice " + long_line[:1 << 20]]),
+        Target("CLIP stream", "clip", _clip_stream, _stream_seeds, errors=(),
+               alphabet="0123456789 abcdefghijklmnopqrstuvwxyz.:*\r\n\xff\xfb",
+               regressions=[long_line, long_line + "\r\nlogin: ", "\r\n" * 100_000,
+                            "board:" + ":0" * 200_000]),
         Target("bgammon event", "bgammon", _bgammon_parse, _bgammon_seeds,
-               alphabet='{}[]":,0123456789-.truefalsnl', regressions=["[" * 1000, '{"a":' * 5000]),
+               alphabet='{}[]":,0123456789-.truefalsnl',
+               regressions=["[" * 1000, '{"a":' * 5000, '{"type":"say","message":"'
+                            + long_line[:1 << 20] + '"}']),
         Target("UBGI engine", "session", _ubgi_script, _ubgi_seeds,
                alphabet="0123456789 abcdefghijklmnopqrstuvwxyz./:\n",
                regressions=["set engine.seed 18446744073709551617\nisready",
@@ -525,11 +685,32 @@ def targets() -> list[Target]:
         Target("gnubg external player", "session", _gnubg_line,
                lambda: _board_lines(Dialect.GNUBG), alphabet=_DIGITS,
                regressions=["board:gnubg:bgbot:100:0:0:0:-1:-1:0:0:0:5:0:3:0:0:0:-4:5:0:0:-1:-3:0:"
-                            "-5:0:0:0:0:2:0:1:4:2:4:2:2:0:1:0:1:-1:0:25:0:0:0:0:0:0:0:1"]),
+                            "-5:0:0:0:0:2:0:1:4:2:4:2:2:0:1:0:1:-1:0:25:0:0:0:0:0:0:0:1",
+                            "board:gnubg:bgbot:65:0:0:0:-1:-1:0:0:0:5:0:3:0:0:0:-4:5:0:0:-1:-3:0:"
+                            "-5:0:0:0:0:2:0:1:4:2:4:2:2:0:1:0:1:-1:0:25:0:0:0:0:0:0:0:1",
+                            "board:gnubg:bgbot:" + "9" * 5000 + long_line[:100_000]]),
         Target("protocol message", "protocol", _protocol_parse, _protocol_seeds,
                errors=(ProtocolError,), format=_protocol_format,
                same=lambda a, b: bool(a[0] == b[0]), alphabet="\x00\x01\x7f\x80\x90\xa0\xc0\xc2\xc3\xcb"
-               "\xcc\xd0\xd9\xdc\xde\xff0123456789abcdef_"),
+               "\xcc\xd0\xd9\xdc\xde\xff0123456789abcdef_\x91\x81",
+               regressions=_nested_requests()),
+        Target("decisions", "session", _decisions_parse, _decision_seeds,
+               errors=(ProtocolError,), alphabet=_B64 + ":-XGID=0123456789D",
+               regressions=_LONG_IDS),
+        Target("hint", "session", _hint_parse,
+               lambda: _decision_seeds()[:120] + _board_lines(Dialect.FIBS)[:40],
+               errors=(BgbotError,), alphabet=_B64 + ":-XGID=board0123456789",
+               regressions=_LONG_IDS + _LONG_BOARDS),
+        Target("config file", "config", _config_parse, _config_seeds, errors=(ConfigError,),
+               alphabet='[]{}=".,# \nabcdefghijklmnopqrstuvwxyz_0123456789',
+               regressions=["x = " + "{a = " * 5000 + "1" + "}" * 5000,
+                            "x = " + "[" * 5000 + "]" * 5000,
+                            '[daemon]\nstate_dir = "/tmp/a\\u0000b"\n',
+                            "[limits]\nmatch_workers = 100000\n",
+                            "[limits]\nmax_matches = 100000000000000000000000\n",
+                            "[limits]\ndecision_timeout = nan\n",
+                            "[limits]\nmax_matches = " + "9" * 5000 + "\n",
+                            "[[agents.named]]\nname = \"x\"\nspec = \"human\"\n"]),
     ]
 
 

@@ -64,4 +64,5 @@ def _slow(spec: AgentSpec, seed: int) -> Agent:
                                   Path(log) if log else None))
 
 
-register_agent("slow", _slow, "test agent: sleeps before each play (seconds=S, log=PATH)")
+register_agent("slow", _slow, "test agent: sleeps before each play (seconds=S, log=PATH)",
+               host_options=("log",))

@@ -158,7 +158,7 @@ def test_request_returns_the_reply_content(stub: Stub, key_file: Path) -> None:
     with client_for(stub, key_file) as client:
         assert client.status() == EXAMPLES["status_reply"]
         assert client.request("status_request") == EXAMPLES["status_reply"]
-        assert client.hello()["protocol_version"] == "1.0"
+        assert client.hello()["protocol_version"] == EXAMPLES["hello_reply"]["protocol_version"]
         reply = client.request_message("match_get", {"match_id": MATCH})
         assert reply.msg_type == "match_get_reply" and reply.parent_id is not None
     assert stub.received[:2] == ["status_request", "status_request"]
@@ -262,9 +262,16 @@ def test_watch_with_the_wrong_key_raises(stub: Stub) -> None:
     assert info.value.code is ErrorCode.UNAUTHORIZED
 
 
-def test_watch_idle_timeout_ends_the_iteration(workdir: Path, key_file: Path) -> None:
-    with Client(f"ipc://{workdir}/c", f"ipc://{workdir}/no-events", key_file=key_file) as client:
-        assert list(client.watch(timeout=0.3)) == []
+def test_watch_idle_timeout_ends_the_iteration(stub: Stub, key_file: Path) -> None:
+    with Client(stub.control, stub.events, key_file=key_file) as client:
+        assert list(client.watch("quietmatch", timeout=0.3)) == []
+
+
+def test_a_watch_that_cannot_connect_says_so(workdir: Path, key_file: Path) -> None:
+    with Client(f"ipc://{workdir}/c", f"ipc://{workdir}/no-events", key_file=key_file,
+                timeout=0.5) as client:
+        with pytest.raises(DaemonUnreachable, match="events endpoint .*no-events"):
+            list(client.watch(timeout=0.3))
 
 
 # ----------------------------------------------------------------------------- async client
@@ -394,7 +401,11 @@ def test_ctl_watch_prints_events_until_the_match_ends(stub: Stub, key_file: Path
     assert code == 0
     lines = out.splitlines()
     assert lines[-1] == "match over: heuristic wins 5-3 after 6 games"
-    assert any(line.startswith("game 1: heuristic plays 31: 8/5 6/5") for line in lines)
+    # the stub cycles through EVENT_SEQUENCE: the watch starts anywhere in it
+    names = {0: "heuristic", 1: "pubeval"}
+    readable = {cli_ctl.describe_event(name, EXAMPLES[name], names.__getitem__)
+                for name in EVENT_SEQUENCE}
+    assert set(lines) <= readable and "game 1: heuristic plays 31: 8/5 6/5" in readable
 
 
 def test_ctl_keygen_writes_a_private_key(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

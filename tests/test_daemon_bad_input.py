@@ -120,3 +120,55 @@ def test_too_large_names_the_request_it_refuses(daemon: Daemon) -> None:
         assert reply.parent == {"msg_id": msg_id}
     finally:
         client.close()
+
+
+# ------------------------------------------------------------------ issue 30: ids beyond 64 points
+
+LONG_IDS = {
+    "gnubg id 65": "4HPwATDgc/ABMA:cAkgCDAACAAA",
+    "gnubg id 99": "4HPwATDgc/ABMA:cAlgDAAAAAAA",
+    "gnubg id 32767": "4HPwATDgc/ABMA:cAng/68AGAAA",
+    "xgid 65": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:65:10",
+    "xgid 99": "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:3:1:0:99:10",
+}
+ROLLED_LONG_IDS = {
+    "gnubg id 65 rolled": "4HPwATDgc/ABMA:cIk2CBAAEAAA",
+    "xgid 99 rolled": "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:3:1:0:99:10",
+}
+
+
+@pytest.mark.parametrize("msg_type", ["cube_decision", "take_decision", "resign_decision",
+                                      "evaluate"])
+@pytest.mark.parametrize("name", sorted(LONG_IDS))
+def test_a_match_longer_than_64_points_in_an_id_is_a_bad_value(daemon: Daemon, msg_type: str,
+                                                                name: str) -> None:
+    content: dict[str, Any] = {"position": LONG_IDS[name]}
+    if msg_type == "resign_decision":
+        content["offered"] = 1
+    error = refused(daemon, msg_type, **content)
+    assert error.code is ErrorCode.BAD_VALUE, error
+    assert error.details["field"] == "position" and "64" in error.message
+
+
+@pytest.mark.parametrize("name", sorted(ROLLED_LONG_IDS))
+def test_choose_play_with_candidates_in_a_long_match_is_a_bad_value(daemon: Daemon,
+                                                                    name: str) -> None:
+    error = refused(daemon, "choose_play", position=ROLLED_LONG_IDS[name], candidates=3)
+    assert error.code is ErrorCode.BAD_VALUE and error.details["field"] == "position"
+
+
+@pytest.mark.parametrize("position", ["4HPwATDgc/ABMA:cAmgAFAAEAAA", "4HPwATDgc/ABMA:cAngACAAOAAA",
+                                      "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:5:0:0:5:10"])
+def test_a_score_at_the_match_length_in_an_id_is_refused_as_in_a_context(daemon: Daemon,
+                                                                         position: str) -> None:
+    error = refused(daemon, "cube_decision", position=position)
+    assert error.code is ErrorCode.BAD_VALUE and error.details["field"] == "position"
+    assert "over" in error.message
+
+
+def test_the_beavers_bit_of_a_money_xgid_is_honoured(daemon: Daemon) -> None:
+    """The doubler is far behind: with beavers the taker beavers; the bit used to be dropped."""
+    client = daemon.client(timeout=30)
+    with_bit = client.take_decision("XGID=------------------O---eee-:0:0:1:D:0:0:2:0:10")
+    without = client.take_decision("XGID=------------------O---eee-:0:0:1:D:0:0:0:0:10")
+    assert with_bit["decision"] == "beaver" and without["decision"] == "take"

@@ -33,7 +33,7 @@ def _uncommented(text: str) -> str:
 def _keys(obj: object, prefix: str = "") -> set[str]:
     out: set[str] = set()
     for item in dataclasses.fields(obj):  # type: ignore[arg-type]
-        if item.metadata.get("internal") or item.name in ("gnubg_player", "accounts"):
+        if item.metadata.get("internal") or item.name in ("gnubg_player", "accounts", "named"):
             continue
         value = getattr(obj, item.name)
         if dataclasses.is_dataclass(value):
@@ -61,6 +61,15 @@ def test_the_template_documents_every_gnubg_player_key() -> None:
     for item in dataclasses.fields(GnubgPlayerConfig):
         assert re.search(rf"^#\s+{item.name} = ", text, flags=re.M), item.name
     assert "[[fibs.accounts]]" in text
+
+
+def test_the_template_documents_every_named_agent_key() -> None:
+    from bgbot.daemon.config import NamedAgentConfig
+
+    text = TEMPLATE.read_text()
+    for item in dataclasses.fields(NamedAgentConfig):
+        assert re.search(rf"^#\s+{item.name} = ", text, flags=re.M), item.name
+    assert "#[[agents.named]]" in text
 
 
 def test_the_template_documents_every_server_account_key() -> None:
@@ -122,6 +131,16 @@ def test_values_are_typed() -> None:
     ("[control]\nrequests = \"tcp://127.0.0.1:5555\"\n", "control.requests", 2),
     ("[store]\njournal_sync = \"sometimes\"\n", "store.journal_sync", 2),
     ("[limits]\nmax_matches = 0\n", "limits.max_matches", 2),
+    ("[[agents.named]]\nname = \"heuristic\"\nspec = \"pubeval\"\n", "agents.named[0].name", 2),
+    ("[[agents.named]]\nname = \"Big One\"\nspec = \"pubeval\"\n", "agents.named[0].name", 2),
+    ("[[agents.named]]\nname = \"a\"\nspec = \"pubeval\"\n[[agents.named]]\nname = \"a\"\n"
+     "spec = \"random\"\n", "agents.named[1].name", 5),
+    ("[[agents.named]]\nname = \"me\"\nspec = \"human\"\n", "agents.named[0].spec", 3),
+    ("[[agents.named]]\nname = \"a\"\nspec = \"pubeval\"\n[[agents.named]]\nname = \"b\"\n"
+     "spec = \"a\"\n", "agents.named[1].spec", 6),
+    ("[agents]\ndefault = \"net:plies=1\"\n[[agents.named]]\nname = \"net\"\n"
+     "spec = \"heuristic\"\n", "agents.default", 2),
+    ("[agents]\ndefault = \"human\"\n", "agents.default", 2),
 ])
 def test_errors_name_the_file_line_and_key(text: str, key: str, line: int) -> None:
     with pytest.raises(ConfigError) as info:
@@ -130,6 +149,16 @@ def test_errors_name_the_file_line_and_key(text: str, key: str, line: int) -> No
     assert error.key == key
     assert error.line == line
     assert str(error).startswith(f"bgbot.toml:{line}: {key}: ")
+
+
+def test_named_agents_may_be_used_wherever_the_configuration_names_an_agent() -> None:
+    config = parse_config('[agents]\ndefault = "wildbg"\n[[agents.named]]\nname = "wildbg"\n'
+                          'spec = "ubgi:command=/usr/local/bin/wildbg-ubgi,timeout=5"\n'
+                          '[[gnubg_player]]\nlisten = "127.0.0.1:4321"\nagent = "wildbg"\n',
+                          environ={})
+    assert config.agents.named[0].spec.startswith("ubgi:command=")
+    assert config.agents.default == config.gnubg_player[0].agent == "wildbg"
+    assert "[[agents.named]]" in show_config(config)
 
 
 def test_an_unknown_key_gets_a_suggestion() -> None:
@@ -255,3 +284,76 @@ def test_config_check_and_show(tmp_path: Path) -> None:
     import tomllib
 
     assert tomllib.loads(body)["limits"]["max_matches"] == 9  # the output is TOML
+
+
+# ------------------------------------------------------------------ issue 30 item 10
+
+
+def _bgbot(*args: str, env: dict[str, str] | None = None,
+           timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `bgbot` command line."""
+    return subprocess.run([sys.executable, "-m", "bgbot.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env={**os.environ, **(env or {})})
+
+
+HOSTILE_CONFIGS = {
+    "inline tables 5000 deep": ("x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", None, None),
+    "arrays 5000 deep": ("x = " + "[" * 5000 + "]" * 5000 + "\n", None, None),
+    "tables 20 deep": ("[daemon." + ".".join(["t"] * 20) + "]\nx = 1\n", None, None),
+    "NUL in state_dir": ('[daemon]\nstate_dir = "/tmp/a\\u0000b"\n', "daemon.state_dir", 2),
+    "NUL in an agent": ('[agents]\ndefault = "random\\u0000"\n', "agents.default", 2),
+    "100000 match workers": ("[limits]\nmatch_workers = 100000\n", "limits.match_workers", 2),
+    "100000 decision workers": ("[limits]\ndecision_workers = 100000\n",
+                                "limits.decision_workers", 2),
+    "10**23 matches": ("[limits]\nmax_matches = 100000000000000000000000\n",
+                       "limits.max_matches", 2),
+    "a nan timeout": ("[limits]\ndecision_timeout = nan\n", "limits.decision_timeout", 2),
+    "a year's window": ("[control]\nreplay_window = 31536000.0\n", "control.replay_window", 2),
+    "a huge seed": ('[[gnubg_player]]\nlisten = "127.0.0.1:1"\nseed = 99999999999999999999\n',
+                    "gnubg_player[0].seed", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CONFIGS))
+def test_hostile_configurations_get_an_error_with_file_line_and_key(tmp_path: Path,
+                                                                    name: str) -> None:
+    text, key, line = HOSTILE_CONFIGS[name]
+    path = tmp_path / "bgbot.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.file == str(path)
+    if key is not None:
+        assert caught.value.key == key and caught.value.line == line
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    assert str(path) in checked.stderr and (key is None or key in checked.stderr)
+    served = _bgbot("serve", "--config", str(path), timeout=30)
+    assert served.returncode == 2 and "Traceback" not in served.stderr, served.stderr
+    assert str(path) in served.stderr
+
+
+@pytest.mark.parametrize("problem", ["missing", "world-readable", "empty"])
+def test_config_check_checks_the_key_file(tmp_path: Path, problem: str) -> None:
+    key = tmp_path / "control.key"
+    if problem != "missing":
+        key.write_text("" if problem == "empty" else "0123456789abcdef\n")
+        key.chmod(0o644 if problem == "world-readable" else 0o600)
+    path = tmp_path / "bgbot.toml"
+    path.write_text(f'[control]\nkey_file = "{key}"\n')
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 1, checked.stdout
+    assert "control.key_file" in checked.stderr and str(key) in checked.stderr
+    key.write_text("0123456789abcdef\n")
+    key.chmod(0o600)
+    checked = _bgbot("config", "check", str(path))
+    assert checked.returncode == 0 and f"control key: {key}" in checked.stdout
+
+
+def test_config_check_says_a_default_key_is_made_at_the_first_start(tmp_path: Path) -> None:
+    path = tmp_path / "bgbot.toml"
+    path.write_text("[limits]\nmax_matches = 3\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
+    checked = _bgbot("config", "check", str(path), env=env)
+    assert checked.returncode == 0 and "creates it at its first start" in checked.stdout

@@ -41,14 +41,15 @@ def test_status_is_answered_while_a_frontend_agent_thinks(gnubg_binary: str,
                                                           dirs: DaemonDirs) -> None:
     notes = dirs.root / "decisions.log"
     listen = dirs.root / "player.sock"
-    dirs.write_config()
+    # the agent writes a file it names: only the configuration may say so (a request may not)
+    dirs.write_config(f'[[gnubg_player]]\nname = "slow-player"\nlisten = "{listen}"\n'
+                      f'agent = "slow:seconds=1,log={notes}"\nautostart = false\n')
     daemon = start_daemon(dirs, env={"BGBOT_AGENT_MODULES": "tests.slow_agent",
                                      "PYTHONPATH": str(ROOT)})
     gnubg: subprocess.Popen[bytes] | None = None
     try:
         client = daemon.client(timeout=20)
-        started = client.frontend_start("slow-player", kind="gnubg_external", options={
-            "listen": str(listen), "agent": f"slow:seconds=1,log={notes}"})
+        started = client.frontend_start("slow-player")
         assert started["frontend"]["state"] == "running"
         prefs = dirs.root / "gnubg-prefs"
         prefs.mkdir()

@@ -191,3 +191,33 @@ def test_text_glued_after_a_damaged_board_is_still_split() -> None:
     damaged = ":".join(SPEC_BOARD.split(":")[:50])
     out = lines(f"{damaged}It's your turn. Please roll or double.\r\n".encode())
     assert out == [damaged, "It's your turn. Please roll or double."]
+
+
+# ------------------------------------------------------------------ long lines (issue 30.9)
+
+
+def test_a_line_longer_than_the_cap_is_dropped_and_the_next_one_read() -> None:
+    splitter = clip.LineSplitter()
+    chunk = b"x" * 65536
+    for _ in range(512):  # 32 MiB without a line end, as a hostile server sends them
+        assert splitter.feed(chunk) == []
+        assert len(splitter.pending) <= clip.MAX_LINE
+    assert splitter.feed(b"yyy\r\n12 alice hello there\r\nlogin: ") == [
+        "12 alice hello there", "login:"]
+    assert splitter.dropped == 1
+
+
+def test_a_line_just_under_the_cap_is_kept_whole() -> None:
+    splitter = clip.LineSplitter()
+    text = "12 alice " + "a" * (clip.MAX_LINE - 20)
+    data = text.encode() + b"\r\n"
+    lines = []
+    for start in range(0, len(data), 1000):
+        lines += splitter.feed(data[start:start + 1000])
+    assert lines == [text] and splitter.dropped == 0
+
+
+def test_many_lines_in_one_read_are_split_in_one_pass() -> None:
+    splitter = clip.LineSplitter()
+    lines = splitter.feed(b"5 bob - - 0 0 1500.00 10 0 0 host client email\r\n" * 50_000)
+    assert len(lines) == 50_000 and splitter.pending == ""

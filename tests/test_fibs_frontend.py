@@ -563,3 +563,96 @@ def test_a_restarted_bot_resumes_the_saved_match_when_invited_back(tmp_path: Pat
     assert story(resumed) == truth[1:]
     alpha_end = next(e for e in alpha_events if e["event"] == "match_end")
     assert alpha_end["games_lost"] == 0
+
+
+# ====================================================================== longer than bgbot plays
+
+
+@pytest.mark.parametrize("length", [65, 99])
+def test_a_match_longer_than_64_points_is_left_and_the_client_plays_on(tmp_path: Path,
+                                                                       length: int) -> None:
+    """Issue 30 item 5: the heuristic player's match equity table ends at 64 points (gnubg's
+    limit); a board line of a longer match (FIBS has 99-point matches, and a saved one can be
+    resumed whatever the invitation policy says) used to crash `FibsClient.run()`."""
+    from bgbot.deciders import create_agent
+
+    server = StandinServer(seed=2)  # the bot moves first: its decisions need the table
+    events: list[dict[str, Any]] = []
+
+    async def scenario() -> bool:
+        await server.start()
+        policy = InvitationPolicy(max_length=99)  # a resumed match would come in anyway
+        bot = FibsClient(account("bot", server.port, tmp_path, policy=policy),
+                         agent=create_agent("heuristic"), on_event=events.append)
+        task = asyncio.create_task(bot.run())
+        try:
+            deadline = time.monotonic() + 20
+            while bot.status()["state"] != "idle":
+                assert time.monotonic() < deadline and not task.done()
+                await asyncio.sleep(0.05)
+            person = await RawClient.login(server.port, "carol")
+            person.send(f"invite bot {length}")
+            await person.expect("has joined you")
+            while not any(e["event"] == "match_too_long" for e in events):
+                assert time.monotonic() < deadline, server.transcript[-20:]
+                if task.done():
+                    task.result()  # the crash, if there was one
+                await asyncio.sleep(0.05)
+            await person.expect("terminated|left|saved", timeout=5)
+            person.send("invite bot")  # resume the saved match: declined, still no crash
+            while not any(e["event"] == "invitation" for e in events):
+                assert time.monotonic() < deadline and not task.done()
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            return not task.done()
+        finally:
+            await bounded(bot.stop(), "bot.stop()")
+            await bounded(asyncio.gather(task, return_exceptions=True), "bot.run()")
+            await bounded(server.close(), "server.close()")
+
+    assert asyncio.run(scenario()), "the client stopped"
+    left = next(e for e in events if e["event"] == "match_too_long")
+    assert left["length"] == length and "64" in left["reason"]
+    assert "leave" in server.sent_by("bot")
+    assert not any(e["event"] == "fatal" for e in events)
+    resume = [e for e in events if e["event"] == "invitation"]
+    assert resume and resume[-1]["resume"] and not resume[-1]["accept"]
+
+
+def test_a_server_that_never_ends_a_line_costs_the_client_neither_memory_nor_time(
+        tmp_path: Path) -> None:
+    """Issue 30 item 9: 32 MiB without a line end, then a login prompt, over a real socket. A
+    bare asyncio server stands in for a hostile one (nothing else can be reached from here)."""
+    received: list[bytes] = []
+
+    async def hostile(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        block = b"x" * (1 << 20)
+        for _ in range(32):
+            writer.write(block)
+            await writer.drain()
+        writer.write(b"\r\nlogin: ")
+        await writer.drain()
+        received.append(await asyncio.wait_for(reader.readline(), 30))
+        writer.close()
+
+    async def scenario() -> float:
+        server = await asyncio.start_server(hostile, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        bot = FibsClient(account("bot", port, tmp_path, backoff_base=30, backoff_cap=30),
+                         agent=QuickAgent(), on_event=lambda event: None)
+        task = asyncio.create_task(bot.run())
+        started = time.monotonic()
+        try:
+            while not received:
+                assert time.monotonic() - started < 20, "no login after the long line"
+                assert not task.done()
+                await asyncio.sleep(0.05)
+            return time.monotonic() - started
+        finally:
+            await bounded(bot.stop(), "bot.stop()")
+            await bounded(asyncio.gather(task, return_exceptions=True), "bot.run()")
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(scenario())
+    assert received[0].startswith(b"login ") and b" bot " in received[0]

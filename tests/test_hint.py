@@ -187,3 +187,18 @@ def test_each_play_says_the_depth_its_chances_come_from() -> None:
 def test_only_the_heuristic_player_ranks_plays() -> None:
     done = bgbot("hint", MIDDLE, "31", "--player", "pubeval", check=False)
     assert done.returncode == 2 and "only the heuristic player ranks plays" in done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "4HPwATDgc/ABMA:cAkgCDAACAAA", "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:3:1:0:99:10",
+    "board:You:carol:99:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:3:1:"
+    "0:0:1:1:1:0:1:-1:0:25:0:0:0:0:2:0:0:0",
+    "4HPwATDgc/ABMA:cAmgAFAAEAAA",
+], ids=["gnubg id 65", "xgid 99", "fibs board 99", "score at the length"])
+def test_hint_refuses_a_match_it_cannot_play_with_a_message(text: str) -> None:
+    """Issue 30 item 5: a match longer than 64 points used to end in a traceback."""
+    for command in ("hint", "plays"):
+        done = bgbot(command, text, "31", check=False)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "64 points" in done.stderr or "over" in done.stderr

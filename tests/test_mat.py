@@ -784,3 +784,17 @@ def test_automatic_doubles_show_through_the_cube_values() -> None:
     read = parse_match(" 0 point match\n\n" + text).games[0]
     assert read.outcome == game.outcome
     assert comparable(read.actions) == comparable(list(game.history))
+
+
+@pytest.mark.parametrize("control", ["\x01", "\x08", "\x1b", "\x1f", "\x7f", "\x00"])
+def test_a_tag_line_ending_in_a_control_character_reads_the_same_once_written(
+        control: str) -> None:
+    """Issue 30 item 11: it read as a comment, was written as ``; [Crawford "Off"]``, and
+    then read as the tag: another match."""
+    text = (f'; [Crawford "Off"]{control}\n; [CubeLimit "1"] {control}\n; a note{control}here\n'
+            "\n 5 point match\n\n Game 1\n a : 0     b : 0\n  1) 31: 8/5 6/5\n")
+    first = parse_match(text)
+    assert first.rules.crawford is False and first.tags["CubeLimit"] == "1"
+    again = parse_match(format_match(first))
+    assert again.rules == first.rules
+    assert again.comments == first.comments == ["a note here"]

@@ -253,4 +253,4 @@ def _human(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("human", _human, "you, at the terminal: the board on stderr, moves typed on "
-               "stdin")
+               "stdin", interactive=True)

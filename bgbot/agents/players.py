@@ -112,6 +112,7 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "
-               "level=NAME, eval=net|linear, weights=FILE, race=net|model)")
+               "level=NAME, eval=net|linear, weights=FILE, race=net|model)",
+               host_options=("weights",))
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")

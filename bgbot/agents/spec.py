@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ..core.errors import FormatError
 from .base import Agent
@@ -146,32 +146,88 @@ AgentMaker = Callable[[str, int], Agent]
 """Builds an agent from spec text and a seed: `create_agent`, or a host's own placement (the
 daemon runs in-process players in its decision workers)."""
 
-_REGISTRY: dict[str, tuple[AgentFactory, str]] = {}
+
+@dataclass(frozen=True)
+class AgentKind:
+    """A registered kind of agent and what a host must know before it builds one for others
+    (the daemon, for a signed request: `bgbot.daemon.agents`)."""
+
+    name: str
+    factory: AgentFactory
+    summary: str
+    host_options: frozenset[str] = frozenset()
+    """Options that name a file or a program on the machine the agent runs on (a weights
+    file, an engine's command): the daemon takes them from its configuration only."""
+    agent_options: frozenset[str] = frozenset()
+    """Options whose value is itself an agent spec (an engine's fallback)."""
+    interactive: bool = False
+    """Needs a person at this process's terminal (``human``): never served by a daemon."""
 
 
-def register_agent(name: str, factory: AgentFactory, summary: str) -> None:
+_REGISTRY: dict[str, AgentKind] = {}
+_NAMED: dict[str, str] = {}
+
+
+def register_agent(name: str, factory: AgentFactory, summary: str, *,
+                   host_options: Iterable[str] = (), agent_options: Iterable[str] = (),
+                   interactive: bool = False) -> None:
     """Make ``name`` usable in agent specs everywhere (CLI, daemon, duels); called once, by
-    the module that defines the kind."""
-    _REGISTRY[name] = (factory, summary)
+    the module that defines the kind. ``host_options``, ``agent_options`` and
+    ``interactive``: see `AgentKind` (a kind with an option that names a file or a program
+    must list it, or a daemon lets every key holder set it)."""
+    _REGISTRY[name] = AgentKind(name, factory, summary, frozenset(host_options),
+                                frozenset(agent_options), interactive)
+
+
+def agent_kind(name: str) -> AgentKind | None:
+    """The registered kind called ``name`` (None for an unknown name or a named agent)."""
+    return _REGISTRY.get(name)
+
+
+def define_named_agents(named: Mapping[str, str]) -> None:
+    """Let ``named`` (name -> agent spec) be used as agent names in this process: a daemon's
+    ``[[agents.named]]``, which its requests may refer to. Replaces the previous table; a
+    name is refused if it is a registered kind."""
+    for name in named:
+        if name in _REGISTRY:
+            raise FormatError("named agent", name, "is the name of an agent kind")
+    _NAMED.clear()
+    _NAMED.update(named)
+
+
+def named_agents() -> Mapping[str, str]:
+    """The named agents of this process (`define_named_agents`): name -> spec."""
+    return dict(_NAMED)
 
 
 def known_agents() -> dict[str, str]:
     """Agent names with a one-line summary each, for --help texts (the kinds registered so far:
-    `bgbot.deciders` has them all)."""
-    return {name: summary for name, (_, summary) in sorted(_REGISTRY.items())}
+    `bgbot.deciders` has them all), and the named agents of this process."""
+    found = {name: kind.summary for name, kind in sorted(_REGISTRY.items())}
+    for name, spec in sorted(_NAMED.items()):
+        found[name] = f"named agent ({parse_agent_spec(spec).name})"
+    return found
 
 
 def create_agent(spec: str | AgentSpec, *, seed: int = 0) -> Agent:
     """Build the agent a spec names. ``seed`` feeds its noise or randomness, if it has any.
 
-    Knows the kinds registered so far; `bgbot.deciders` (which re-exports this function)
-    imports them all."""
+    Knows the kinds registered so far (`bgbot.deciders`, which re-exports this function,
+    imports them all) and the named agents of this process (by their name alone)."""
     parsed = parse_agent_spec(spec) if isinstance(spec, str) else spec
+    named = _NAMED.get(parsed.name)
+    if named is not None:
+        if parsed.options:
+            raise FormatError("agent name", str(parsed), f"{parsed.name} is a named agent: "
+                              "it takes no options")
+        agent = create_agent(named, seed=seed)
+        agent.name = parsed.name
+        return agent
     entry = _REGISTRY.get(parsed.name)
     if entry is None:
         raise FormatError(
-            "agent name", parsed.name, f"unknown agent; known: {', '.join(sorted(_REGISTRY))}"
-        )
-    agent = entry[0](parsed, seed)
+            "agent name", parsed.name,
+            f"unknown agent; known: {', '.join(sorted([*_REGISTRY, *_NAMED]))}")
+    agent = entry.factory(parsed, seed)
     agent.name = str(parsed)
     return agent

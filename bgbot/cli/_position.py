@@ -41,23 +41,28 @@ def read_situation(text: str, *, gnubg_dialect: bool = False,
     score, the Crawford flag, the Jacoby rule and the dice; a board line its own."""
     from ..daemon.wire import context_from_state
     from ..formats.fibsboard import Dialect, parse_board
-    from ..formats.gnubgid import decode_gnubgid
+    from ..formats.gnubgid import check_match_length, check_playable, decode_gnubgid
     from ..formats.xgid import decode_xgid, xgid_to_gnubg
 
     shown = read_any(text, gnubg_dialect=gnubg_dialect, my_seat=my_seat)
     stripped = text.strip().strip("\x00").strip()
+    rules = Rules()
     if stripped.lower().startswith("board:"):
         board = parse_board(stripped, Dialect.GNUBG if gnubg_dialect else Dialect.FIBS,
                             my_seat=my_seat)
+        check_match_length("match length", board.match_length)
         return Situation(board.position, board.context(side=board.on_roll), board.dice, shown)
     if stripped.upper().startswith("XGID="):
-        position, state = xgid_to_gnubg(decode_xgid(stripped))
+        xgid = decode_xgid(stripped)
+        position, state = xgid_to_gnubg(xgid)
+        rules = Rules(beavers=xgid.beavers)
     elif ":" in stripped or stripped.lower().startswith("gnubgid"):
         position, state = decode_gnubgid(stripped)
     else:
-        return Situation(shown.position, Context(rules=Rules()), None, shown)
+        return Situation(shown.position, Context(rules=rules), None, shown)
+    check_playable(state, "position")
     dice = (state.dice[0], state.dice[1]) if state.rolled else None
-    return Situation(position, context_from_state(state, state.on_roll), dice, shown)
+    return Situation(position, context_from_state(state, state.on_roll, rules), dice, shown)
 
 
 def parse_dice(words: Sequence[str]) -> tuple[int, int]:

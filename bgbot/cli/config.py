@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..daemon.config import Config
 
 _EPILOG = """\
 examples:
@@ -57,12 +61,31 @@ def _check(args: argparse.Namespace) -> int:
     name = args.file or str(default_config_file())
     try:
         config = load_config(args.file)
+        key_note = _check_key(config)
     except ConfigError as exc:
         print(f"bgbot config check: {exc}", file=sys.stderr)
         return 1
     where = config.source or f"{name} (missing: defaults)"
     print(f"{where}: OK")
+    print(key_note)
     return 0
+
+
+def _check_key(config: "Config") -> str:
+    """What `bgbot serve` will do with the control key: a ConfigError if it could not use it
+    (a key file named but missing, unreadable, empty, or readable by every user)."""
+    from ..daemon.config import ConfigError, load_control_key
+
+    if config.control.allow_unsigned:
+        return "control key: none (control.allow_unsigned: requests are not signed)"
+    path, origin = config.key_path()
+    if origin == "default" and not path.exists():
+        return f"control key: {path} (missing: bgbot serve creates it at its first start)"
+    key, path, origin = load_control_key(config)
+    if not key.reveal():
+        raise ConfigError("control.key_file", f"the key file {path} is empty (set "
+                          "control.allow_unsigned to run without a key)", file=config.source)
+    return f"control key: {path} ({origin}): OK"
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -33,8 +33,11 @@ examples:
   bgbot ctl keygen ~/.config/bgbot/control.key  make a signing key (mode 0600)
 
 The daemon is found at its default control socket (ipc://$XDG_RUNTIME_DIR/bgbot/control, else
-ipc:///run/bgbot/control) and the key in control.key of bgbot's configuration directory;
---endpoint and --key-file choose others. Exit status: 0 ok, 1 error reply, 2 usage, 3 unreachable.
+ipc:///run/bgbot/control) and the key in control.key of bgbot's configuration directory.
+--config FILE (or $BGBOT_CONFIG) reads them from the daemon's own bgbot.toml instead:
+  bgbot ctl --config /etc/bgbot/bgbot.toml status
+--endpoint, --events-endpoint and --key-file override either; the events socket defaults to the
+one next to the control socket. Exit status: 0 ok, 1 error reply, 2 usage, 3 unreachable.
 """
 
 EXIT_ERROR_REPLY = 1
@@ -50,6 +53,9 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     """Connection and output options; accepted before and after the command name."""
     default: Any = None if top else argparse.SUPPRESS
     group = parser.add_argument_group("connection and output")
+    group.add_argument("--config", metavar="FILE", default=default,
+                       help="the daemon's bgbot.toml: its endpoints and key file "
+                       "(default: $BGBOT_CONFIG if set); the options below override it")
     group.add_argument("--endpoint", metavar="URL", default=default,
                        help="control endpoint (default: ipc://$XDG_RUNTIME_DIR/bgbot/control, "
                        "or ipc:///run/bgbot/control for the system daemon)")
@@ -242,14 +248,77 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_ERROR_REPLY
 
 
+def _connection(args: argparse.Namespace) -> dict[str, Any]:
+    """The endpoints, key and CURVE server key to use: the options, else the daemon's
+    configuration (--config, else $BGBOT_CONFIG), else the client defaults; the events
+    endpoint defaults to the one next to the control socket."""
+    import os
+
+    from ..core.errors import BgbotError
+    from ..daemon.paths import events_next_to
+
+    found: dict[str, Any] = {"endpoint": None, "events_endpoint": None, "key": None,
+                             "key_file": None, "server_public_key": None}
+    config_file = args.config or os.environ.get("BGBOT_CONFIG") or None
+    if config_file:
+        from ..daemon.config import ConfigError, load_config, load_control_key
+
+        try:
+            config = load_config(config_file)
+            found["endpoint"] = config.request_endpoint
+            found["events_endpoint"] = config.events_endpoint
+            if config.control.allow_unsigned:
+                found["key"] = b""
+            elif not args.key_file:
+                found["key"] = load_control_key(config)[0].reveal()
+            curve = config.control.curve.secret_key_file
+            if curve and not args.server_key and config.request_endpoint.startswith("tcp://"):
+                found["server_public_key"] = _public_key_of(curve)
+        except ConfigError as exc:
+            raise BgbotError(f"--config: {exc}") from None
+    if args.endpoint:
+        found["endpoint"] = args.endpoint
+        found["events_endpoint"] = events_next_to(args.endpoint)
+    if args.events_endpoint:
+        found["events_endpoint"] = args.events_endpoint
+    if args.key_file:
+        found["key"], found["key_file"] = None, args.key_file
+    if args.server_key:
+        found["server_public_key"] = Path(args.server_key).read_bytes().strip()
+    args.events_unknown = bool(found["endpoint"] and not found["events_endpoint"])
+    return found
+
+
+def _check_events(args: argparse.Namespace) -> None:
+    """Before a watch: the events endpoint of a tcp:// daemon cannot be guessed."""
+    from ..core.errors import BgbotError
+
+    if getattr(args, "events_unknown", False):
+        raise BgbotError("the events endpoint of a tcp:// daemon cannot be guessed: give "
+                         "--events-endpoint, or --config with the daemon's bgbot.toml")
+
+
+def _public_key_of(secret_file: str) -> bytes:
+    """The daemon's CURVE public key, read from its certificate (when this user may)."""
+    import zmq.auth
+
+    from ..core.errors import BgbotError
+
+    try:
+        public, _ = zmq.auth.load_certificate(secret_file)
+    except (OSError, ValueError) as exc:
+        raise BgbotError(f"--config: cannot read the daemon's CURVE certificate {secret_file} "
+                         f"({exc}); give its public key with --server-key") from None
+    return bytes(public)
+
+
 def _client(args: argparse.Namespace) -> Any:
     from ..daemon.client import Client, DaemonUnreachable
 
-    server_key = None
-    if args.server_key:
-        server_key = Path(args.server_key).read_bytes().strip()
-    client = Client(args.endpoint, args.events_endpoint, key_file=args.key_file,
-                    timeout=args.timeout, server_public_key=server_key)
+    found = _connection(args)
+    client = Client(found["endpoint"], found["events_endpoint"], key=found["key"],
+                    key_file=found["key_file"], timeout=args.timeout,
+                    server_public_key=found["server_public_key"])
     if client.endpoint.startswith("ipc://"):
         socket = Path(client.endpoint[len("ipc://"):])
         if not socket.exists():
@@ -386,6 +455,7 @@ def _cmd_match_start(args: argparse.Namespace, client: Any) -> int:
     if not args.watch:
         start()
         return 0
+    _check_events(args)
     try:  # every event from the match's start, whenever our subscription takes effect
         for msg_type, content in client.follow(start):
             if args.json:
@@ -603,7 +673,10 @@ def describe_event(msg_type: str, c: Mapping[str, Any], name: Callable[[int], st
 
 
 def _watch(args: argparse.Namespace, client: Any, match_id: str | None, idle: float | None) -> int:
+    _check_events(args)
     names = _Names(client)
+    if not match_id:
+        client.status()  # the daemon answers (and trusts our key) before we wait for events
     if match_id:
         reply = client.match_get(match_id)
         names.remember(match_id, reply["match"]["names"])

@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a reply."""
 _POLL_SLICE_MS = 250
+FOLLOW_PAGE = 5000
+"""Events asked per ``match_get`` while `Client.follow` catches up with a match."""
 
 
 class DaemonError(BgbotError):
@@ -162,11 +164,19 @@ class _Requests(Generic[R]):
     def match_list(self, state: str = "all", limit: int = 100) -> R:
         return self.request("match_list", state=state, limit=limit)
 
-    def match_get(self, match_id: str, *, mat: bool = False, events: bool = False) -> R:
-        """One match in detail; ``events`` (protocol 1.2): with its numbered events so far."""
+    def match_get(self, match_id: str, *, mat: bool = False, events: bool = False,
+                  events_from: int | None = None, events_limit: int | None = None) -> R:
+        """One match in detail; ``events`` (protocol 1.2): with its numbered events so far,
+        (1.3) from the n ``events_from``, at most ``events_limit`` of them (``events_more`` in
+        the reply says whether more follow)."""
+        content: dict[str, Any] = {"match_id": match_id, "mat": mat}
         if events:
-            return self.request("match_get", match_id=match_id, mat=mat, events=True)
-        return self.request("match_get", match_id=match_id, mat=mat)
+            content["events"] = True
+            if events_from is not None:
+                content["events_from"] = events_from
+            if events_limit is not None:
+                content["events_limit"] = events_limit
+        return self.request("match_get", **content)
 
     def match_abort(self, match_id: str, reason: str | None = None) -> R:
         content: dict[str, Any] = {"match_id": match_id}
@@ -257,6 +267,16 @@ class _Core:
             f"{what} {self.endpoint} within {timeout:g} s{hint} - is the daemon running "
             f"(bgbot serve, or: systemctl status bgbot) and is the key right (using {self.key_source})?"
         )
+
+    def _events_unreachable(self) -> DaemonUnreachable:
+        hint = ""
+        path = _ipc_path(self.events_endpoint)
+        if path is not None and not path.exists():
+            hint = f" (the socket {path} does not exist)"
+        return DaemonUnreachable(
+            f"could not connect to the events endpoint {self.events_endpoint} within "
+            f"{self.timeout:g} s{hint} - is the daemon running, and is this its events "
+            "endpoint (--events-endpoint, or --config with the daemon's bgbot.toml)?")
 
     def _decode(self, frames: Sequence[bytes], what: str, signer: Signer | None = None) -> Message | None:
         """Check a received message; None to skip it (an unknown type from a newer daemon)."""
@@ -363,12 +383,20 @@ class Client(_Core, _Requests[dict[str, Any]]):
     @contextlib.contextmanager
     def _subscribed(self, prefix: bytes) -> Iterator[zmq.Socket[Any]]:
         """A SUB socket on the events endpoint, subscribed to the topics that begin with
-        ``prefix``; closed on leaving."""
+        ``prefix``, connected (`DaemonUnreachable` when it is not within the client's timeout:
+        ZeroMQ itself would wait for ever, silently); closed on leaving."""
         sub = self._context.socket(zmq.SUB)
         try:
             self._configure(sub)
             sub.setsockopt(zmq.SUBSCRIBE, prefix)
-            sub.connect(self.events_endpoint)
+            monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            try:
+                sub.connect(self.events_endpoint)
+                if not monitor.poll(max(1, int(self.timeout * 1000)), zmq.POLLIN):
+                    raise self._events_unreachable()
+            finally:
+                sub.disable_monitor()
+                monitor.close(0)
             yield sub
         finally:
             sub.close(0)
@@ -416,12 +444,16 @@ class Client(_Core, _Requests[dict[str, Any]]):
         with self._subscribed(self._topic(None)) as sub:
             match_id = start()
             done = 0
-            so_far = self.request("match_get", match_id=match_id, events=True)
-            for item in so_far["events"]:
-                done = int(item["content"]["n"])
-                yield str(item["msg_type"]), dict(item["content"])
-                if item["msg_type"] == "match_ended":
-                    return
+            while True:  # a page at a time (protocol 1.3): a long session has many events
+                so_far = self.request("match_get", match_id=match_id, events=True,
+                                      events_from=done + 1, events_limit=FOLLOW_PAGE)
+                for item in so_far["events"]:
+                    done = int(item["content"]["n"])
+                    yield str(item["msg_type"]), dict(item["content"])
+                    if item["msg_type"] == "match_ended":
+                        return
+                if not so_far.get("events_more") or not so_far["events"]:
+                    break
             state = so_far["match"]["state"]
             if state in ("aborted", "failed"):  # ended before our subscription took effect
                 yield "match_aborted", {"match_id": match_id, "state": state,
@@ -547,7 +579,14 @@ class AsyncClient(_Core, _Requests[Awaitable[dict[str, Any]]]):
         try:
             self._configure(sub)
             sub.setsockopt(zmq.SUBSCRIBE, topic)
-            sub.connect(self.events_endpoint)
+            monitor = sub.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            try:
+                sub.connect(self.events_endpoint)
+                if not await cast(Any, monitor).poll(max(1, int(self.timeout * 1000))):
+                    raise self._events_unreachable()
+            finally:
+                sub.disable_monitor()
+                monitor.close(0)
             while True:
                 if not await cast(Any, sub).poll(None if timeout is None else int(timeout * 1000)):
                     return

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -138,11 +139,25 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class NamedAgentConfig:
+    """An agent the administrator defines and requests refer to by name (``[[agents.named]]``):
+    the only way a request reaches an agent whose spec names a file or a program (a weights
+    file, a UBGI engine's command)."""
+
+    name: str = ""
+    """The name requests use (as an agent spec with no options), e.g. "wildbg"."""
+    spec: str = ""
+    """The agent spec it stands for, e.g. "ubgi:command=/usr/local/bin/wildbg-ubgi"."""
+
+
+@dataclass(frozen=True)
 class AgentsConfig:
-    """Which player answers decision requests that name none."""
+    """Which player answers decision requests that name none, and the named agents."""
 
     default: str = SERVING_AGENT
-    """Agent spec (NAME[:key=value,...]), e.g. heuristic:plies=1."""
+    """Agent spec (NAME[:key=value,...]), e.g. heuristic:plies=1, or a named agent."""
+    named: tuple[NamedAgentConfig, ...] = ()
+    """Agents defined here that requests may name (``[[agents.named]]`` tables)."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +312,15 @@ def parse_config(text: str, *, file: str | None = None,
         found = re.search(r"\(at line (\d+), column \d+\)", message)
         line = int(found.group(1)) if found else None
         raise ConfigError("", f"not valid TOML: {message}", file=file, line=line) from None
+    except RecursionError:
+        raise ConfigError("", f"tables or arrays nested too deeply (bgbot's keys are at most "
+                              f"{MAX_DEPTH} levels deep)", file=file) from None
+    except ValueError as exc:  # a number of thousands of digits (Python's int limit)
+        raise ConfigError("", f"not valid TOML: {exc}", file=file) from None
+    deepest = _depth(data)
+    if deepest > MAX_DEPTH:
+        raise ConfigError("", f"tables or arrays nested {deepest} levels deep (bgbot's keys "
+                              f"are at most {MAX_DEPTH} levels deep)", file=file)
     origins: dict[str, str] = {}
     _note_origins(data, "", "file", origins)
     env_values = _environment(environ if environ is not None else {}, origins)
@@ -313,6 +337,32 @@ def parse_config(text: str, *, file: str | None = None,
 
 
 # ------------------------------------------------------------------ generic building
+
+MAX_DEPTH = 8
+"""Tables and arrays nest at most this deep in a valid file (``[[fibs.accounts]]`` with its
+``allow`` array is 4); deeper is refused before anything walks it."""
+MAX_INTEGER = 2**63 - 1
+"""No integer value may exceed a signed 64-bit one (SQLite's, msgpack's)."""
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data``'s tables and arrays nest (iteratively: any depth is safe)."""
+    deepest = 0
+    stack = [(data, 0)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+        if level + 1 > MAX_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
 
 
 class _Locator:
@@ -524,11 +574,20 @@ def _convert(kind: Any, value: Any, key: str, locate: _Locator) -> Any:
         ok = isinstance(value, bool)
     elif kind is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and abs(value) > MAX_INTEGER:
+            raise locate.error(key, f"{_shown(value)} is out of range")
     elif kind is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and isinstance(value, float) and not math.isfinite(value):
+            raise locate.error(key, f"expected a finite number, got {_shown(value)}")
+        if ok and isinstance(value, int) and abs(value) > MAX_INTEGER:
+            raise locate.error(key, f"{_shown(value)} is out of range")
         value = float(value) if ok else value
     elif kind is str:
         ok = isinstance(value, str)
+        if ok and "\x00" in value:
+            raise locate.error(key, "contains a NUL character (\\u0000), which no path, "
+                                    "name or spec may hold")
     else:  # pragma: no cover - the schema uses only the types above
         raise TypeError(f"unsupported config type {kind!r}")
     if not ok:
@@ -541,20 +600,55 @@ def _convert(kind: Any, value: Any, key: str, locate: _Locator) -> Any:
 
 def _validate(config: Config, locate: _Locator) -> None:
     from ..agents.spec import parse_agent_spec
-    from ..deciders import known_agents
+    from ..deciders import agent_kind, known_agents
+
+    named: dict[str, str] = {}
+    for index, agent in enumerate(config.agents.named):
+        prefix = f"agents.named[{index}]"
+        if not _AGENT_NAME.fullmatch(agent.name):
+            raise locate.error(f"{prefix}.name", "required: 1-64 lower case letters, digits, "
+                                                 f"'_' or '-', starting with a letter; got "
+                                                 f"{agent.name!r}")
+        if agent_kind(agent.name) is not None:
+            raise locate.error(f"{prefix}.name", f"{agent.name!r} is an agent kind; give the "
+                                                 "named agent another name")
+        if agent.name in named:
+            raise locate.error(f"{prefix}.name", f"two named agents are called {agent.name!r}")
+        try:
+            parsed = parse_agent_spec(agent.spec)
+        except FormatError as exc:
+            raise locate.error(f"{prefix}.spec", str(exc)) from None
+        kind = agent_kind(parsed.name)
+        if kind is None:
+            raise locate.error(f"{prefix}.spec", f"unknown agent kind {parsed.name!r} (a named "
+                                                 "agent's spec names a kind, not another "
+                                                 "named agent)")
+        if kind.interactive:
+            raise locate.error(f"{prefix}.spec", f"{parsed.name} plays at a terminal; the "
+                                                 "daemon has none")
+        named[agent.name] = agent.spec
 
     def check_agent(key: str, spec: str) -> None:
         try:
             parsed = parse_agent_spec(spec)
         except FormatError as exc:
             raise locate.error(key, str(exc)) from None
-        if parsed.name not in known_agents():
+        if parsed.name in named:
+            if parsed.options:
+                raise locate.error(key, f"{parsed.name} is a named agent: it takes no options")
+            return
+        kind = agent_kind(parsed.name)
+        if kind is None:
             raise locate.error(key, f"unknown agent {parsed.name!r}; known: "
-                                    f"{', '.join(known_agents())}")
+                                    f"{', '.join([*known_agents(), *named])}")
+        if kind.interactive:
+            raise locate.error(key, f"{parsed.name} plays at a terminal; the daemon has none")
 
-    def positive(key: str, value: float, low: float = 1) -> None:
+    def positive(key: str, value: float, low: float = 1, high: float | None = None) -> None:
         if value < low:
             raise locate.error(key, f"must be at least {low:g}, got {value:g}")
+        if high is not None and value > high:
+            raise locate.error(key, f"must be at most {high:g}, got {value:g}")
 
     if config.logging.level.lower() not in LEVELS:
         raise locate.error("logging.level", f"expected one of {', '.join(LEVELS)}, "
@@ -567,19 +661,19 @@ def _validate(config: Config, locate: _Locator) -> None:
     if config.store.journal_sync not in ("normal", "full"):
         raise locate.error("store.journal_sync",
                            f"expected normal or full, got {config.store.journal_sync!r}")
-    positive("daemon.stop_timeout", config.daemon.stop_timeout, 0.1)
+    positive("daemon.stop_timeout", config.daemon.stop_timeout, 0.1, DAY)
     positive("control.max_message_bytes", config.control.max_message_bytes, 1024)
     if config.control.max_message_bytes > MAX_MESSAGE_BYTES:
         raise locate.error("control.max_message_bytes",
                            f"at most the protocol's limit {MAX_MESSAGE_BYTES}, got "
                            f"{config.control.max_message_bytes}")
-    positive("control.replay_window", config.control.replay_window, 1)
-    positive("limits.max_matches", config.limits.max_matches)
-    positive("limits.match_workers", config.limits.match_workers, 0)
-    positive("limits.decision_workers", config.limits.decision_workers, 0)
-    positive("limits.decision_timeout", config.limits.decision_timeout, 0.01)
-    positive("limits.max_candidates", config.limits.max_candidates)
-    positive("limits.player_cache", config.limits.player_cache, 0)
+    positive("control.replay_window", config.control.replay_window, 1, DAY)
+    positive("limits.max_matches", config.limits.max_matches, 1, MAX_MATCHES)
+    positive("limits.match_workers", config.limits.match_workers, 0, MAX_WORKERS)
+    positive("limits.decision_workers", config.limits.decision_workers, 0, MAX_WORKERS)
+    positive("limits.decision_timeout", config.limits.decision_timeout, 0.01, DAY)
+    positive("limits.max_candidates", config.limits.max_candidates, 1, 64)
+    positive("limits.player_cache", config.limits.player_cache, 0, 10_000_000)
     check_agent("agents.default", config.agents.default)
     for key in ("requests", "events"):
         endpoint = getattr(config.control, key)
@@ -601,8 +695,8 @@ def _validate(config: Config, locate: _Locator) -> None:
         except FormatError as exc:
             raise locate.error(f"{prefix}.listen", str(exc)) from None
         check_agent(f"{prefix}.agent", entry.agent)
-        positive(f"{prefix}.max_connections", entry.max_connections)
-        if entry.name and not _FRONTEND_NAME.match(entry.name):
+        positive(f"{prefix}.max_connections", entry.max_connections, 1, 10_000)
+        if entry.name and not _FRONTEND_NAME.fullmatch(entry.name):
             raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', got "
                                                  f"{entry.name!r}")
         name = frontend_name(entry, index)
@@ -635,7 +729,7 @@ def _validate(config: Config, locate: _Locator) -> None:
             refused = check_account(server, account)
             if refused is not None:
                 raise locate.error(f"{prefix}.{refused[0]}", refused[1])
-            if account.name and not _FRONTEND_NAME.match(account.name):
+            if account.name and not _FRONTEND_NAME.fullmatch(account.name):
                 raise locate.error(f"{prefix}.name", "1-64 letters, digits, '_', '.' or '-', "
                                                      f"got {account.name!r}")
             name = kinds.frontend_name(server, account)
@@ -644,7 +738,14 @@ def _validate(config: Config, locate: _Locator) -> None:
             names.add(name)
 
 
-_FRONTEND_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+DAY = 86400.0
+"""The longest timeout or window, in seconds."""
+MAX_WORKERS = 64
+"""The most match or decision worker processes (each holds a player's tables: tens of MB)."""
+MAX_MATCHES = 100_000
+"""The highest ``limits.max_matches``."""
+_FRONTEND_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 
 def frontend_name(entry: GnubgPlayerConfig, index: int) -> str:

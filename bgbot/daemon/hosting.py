@@ -181,11 +181,15 @@ class HostedMatch:
     """`_run` ran to its end (a task cancelled before its first step never runs at all)."""
     state: MatchState = MatchState.RUNNING
     listeners: list[ev.Listener] = field(default_factory=list)
+    resumed: Game | None = None
+    """The unfinished game the journal replayed, until it ends: the game in play while the
+    agents start, before the referee takes it over."""
 
     @property
     def game(self) -> Game | None:
         """The game in play (None between games)."""
-        return self.referee.current_game if self.referee is not None else None
+        current = self.referee.current_game if self.referee is not None else None
+        return current if current is not None else self.resumed
 
     def in_play(self) -> Game | None:
         """The game in play, unfinished (None between games)."""
@@ -392,6 +396,7 @@ class MatchHost:
         hosted.writer.header.names = names
         for done in state.finished:
             hosted.writer.add_game(done)
+        hosted.resumed = state.current
         played = state.finished + ([state.current] if state.current is not None else [])
         hosted.numbered = len(match_events(mid, spec.length, spec.rules, played))
         dice = dice_for(spec.seed, 0, False)
@@ -412,6 +417,7 @@ class MatchHost:
                 self.journal.add(mid, GameRow(event.game, event.score, event.crawford,
                                               event.post_crawford), item)
             elif isinstance(event, ev.GameEnded):
+                hosted.resumed = None
                 self.journal.add(mid, GameRow(event.game, event.score,
                                               outcome=event.outcome), item)
                 self.journal.flush(durable=True)

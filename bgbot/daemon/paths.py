@@ -36,6 +36,7 @@ __all__ = [
     "Paths",
     "client_paths",
     "default_paths",
+    "events_next_to",
     "ipc_endpoint",
     "under_systemd",
 ]
@@ -91,6 +92,15 @@ class Paths:
 
 def ipc_endpoint(path: Path) -> str:
     return f"ipc://{path}"
+
+
+def events_next_to(control_endpoint: str) -> str | None:
+    """The events endpoint of a daemon whose control endpoint is ``control_endpoint``, as the
+    daemon makes it by default: the ``events`` socket next to an ``ipc://`` control socket;
+    None for a ``tcp://`` endpoint (the port of its events cannot be guessed)."""
+    if not control_endpoint.startswith("ipc://"):
+        return None
+    return ipc_endpoint(Path(control_endpoint[len("ipc://"):]).parent / EVENTS_SOCKET)
 
 
 def _first(env: Mapping[str, str], name: str) -> Path | None:

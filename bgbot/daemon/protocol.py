@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
@@ -58,7 +58,7 @@ __all__ = [
     "write_key",
 ]
 
-PROTOCOL_VERSION = "1.2"
+PROTOCOL_VERSION = "1.3"
 """The protocol version (``MAJOR.MINOR``); SPEC.md states the same (a test checks)."""
 DELIMITER = b"BGB1"
 """The first frame of every message: marks where the envelope starts and carries the major
@@ -68,10 +68,11 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 SIGNATURE_HEX_CHARS = 64
 
 _MAJOR = PROTOCOL_VERSION.split(".")[0]
-_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)$")
-_MSG_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
-_MSG_TYPE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_OTHER_DELIMITER = re.compile(rb"^BGB[0-9]+$")
+# fullmatch everywhere: "$" would also match before a final newline ("1.3\n")
+_VERSION = re.compile(r"(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})")
+_MSG_ID = re.compile(r"[\x21-\x7e]{1,128}")
+_MSG_TYPE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_OTHER_DELIMITER = re.compile(rb"BGB[0-9]+")
 _FRAMES = 5
 
 
@@ -193,7 +194,7 @@ def add_messages(messages: Mapping[str, Any]) -> None:
     request ``x-reply``). A type already known, or a schema the validator cannot check, is a
     ValueError and changes nothing."""
     for name, schema in messages.items():
-        if not _MSG_TYPE.match(name):
+        if not _MSG_TYPE.fullmatch(name):
             raise ValueError(f"message type {name!r}: lower case letters, digits and '_'")
         if schema.get("x-kind") == "request" and (
                 not name.endswith("_request") or schema.get("x-reply") not in messages):
@@ -423,14 +424,14 @@ def _header_fields(header: Mapping[str, Any], msg_id: str | None) -> tuple[str, 
                              {"field": f"header.{field}"}, msg_id=msg_id)
 
     found_id = header.get("msg_id")
-    if not isinstance(found_id, str) or not _MSG_ID.match(found_id):
+    if not isinstance(found_id, str) or not _MSG_ID.fullmatch(found_id):
         raise fail("msg_id", "required: 1-128 printable ASCII characters without spaces")
     msg_type = header.get("msg_type")
-    if not isinstance(msg_type, str) or not _MSG_TYPE.match(msg_type):
+    if not isinstance(msg_type, str) or not _MSG_TYPE.fullmatch(msg_type):
         raise fail("msg_type", "required: a name such as status_request")
     version = header.get("version")
-    if not isinstance(version, str) or not _VERSION.match(version):
-        raise fail("version", "required: MAJOR.MINOR such as 1.0")
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise fail("version", "required: MAJOR.MINOR such as 1.3 (decimal numbers, no leading zeros)")
     stamp = header.get("time")
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
         raise fail("time", "required: Unix time in seconds (a finite number)")
@@ -449,18 +450,31 @@ class Signer:
     ``history``: how many msg_ids are remembered against replays; once it overflows, any
     message not newer than the newest id forgotten is refused as stale, so no replay gets
     through. One Signer per receiving socket; not thread-safe.
+
+    Across restarts (the ids are only in memory): `refuse_until` makes every message whose
+    time is not later than a given time stale, and ``reserve`` is called before a message
+    later than the last time it returned is accepted: it must record, durably, a time at
+    least the message's (the daemon keeps it in its store) and return it. The next run
+    refuses everything up to the recorded time, so it never accepts what an earlier run did.
     """
 
     def __init__(
-        self, key: bytes | None, *, replay_window: float = 300.0, history: int = 100_000
+        self, key: bytes | None, *, replay_window: float = 300.0, history: int = 100_000,
+        reserve: Callable[[float], float] | None = None,
     ) -> None:
         if history < 1:
             raise ValueError("history must be at least 1")
         self.key = key or b""
         self.replay_window = replay_window
         self.history = history
+        self.reserve = reserve
+        self._reserved = -math.inf
         self._seen: dict[str, float] = {}
         self._floor = -math.inf
+
+    def refuse_until(self, stamp: float) -> None:
+        """Refuse, as stale, every message whose time is not later than ``stamp``."""
+        self._floor = max(self._floor, stamp)
 
     @property
     def signed(self) -> bool:
@@ -523,7 +537,7 @@ class Signer:
                                 msg_id=peek_id(bytes(frames[2])))
         delimiter, signature, header_raw, parent_raw, content_raw = (bytes(f) for f in frames)
         if delimiter != DELIMITER:
-            if _OTHER_DELIMITER.match(delimiter):
+            if _OTHER_DELIMITER.fullmatch(delimiter):
                 raise ProtocolError(
                     ErrorCode.BAD_VERSION,
                     f"protocol major version {delimiter[3:].decode()} is not spoken here "
@@ -546,7 +560,7 @@ class Signer:
         header = _unpack(header_raw, "header")
         hint = header.get("msg_id")
         msg_id, msg_type, version, stamp, session = _header_fields(
-            header, hint if isinstance(hint, str) and _MSG_ID.match(hint) else None
+            header, hint if isinstance(hint, str) and _MSG_ID.fullmatch(hint) else None
         )
         if version.split(".")[0] != _MAJOR:
             raise ProtocolError(ErrorCode.BAD_VERSION,
@@ -556,7 +570,7 @@ class Signer:
         self._check_fresh(msg_id, stamp)
         parent = _unpack(parent_raw, "parent header", msg_id)
         parent_id = parent.get("msg_id")
-        if parent_id is not None and (not isinstance(parent_id, str) or not _MSG_ID.match(parent_id)):
+        if parent_id is not None and (not isinstance(parent_id, str) or not _MSG_ID.fullmatch(parent_id)):
             raise ProtocolError(ErrorCode.BAD_MESSAGE, "parent.msg_id: must be a message id",
                                 {"field": "parent.msg_id"}, msg_id=msg_id)
         content = _unpack(content_raw, "content", msg_id)
@@ -586,6 +600,12 @@ class Signer:
                 ErrorCode.STALE,
                 "message older than the replay history covers; resend it with a new msg_id",
                 {"floor": self._floor}, msg_id=msg_id)
+        if self.reserve is not None and stamp > self._reserved:
+            try:
+                self._reserved = self.reserve(stamp)
+            except ProtocolError as exc:
+                exc.msg_id = msg_id
+                raise
         seen = self._seen
         seen[msg_id] = stamp
         if len(seen) > self.history:
@@ -607,4 +627,4 @@ def peek_id(header_raw: bytes) -> str | None:
     except Exception:
         return None
     found = header.get("msg_id") if isinstance(header, dict) else None
-    return found if isinstance(found, str) and _MSG_ID.match(found) else None
+    return found if isinstance(found, str) and _MSG_ID.fullmatch(found) else None

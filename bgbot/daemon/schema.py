@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -30,6 +31,12 @@ _CHECKED = {
 }
 _ANNOTATIONS = {"description", "default", "title", "$comment", "examples"}
 _TOP_LEVEL = {"$schema", "$id", "title", "description", "$defs", "messages"}
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 3
+_SHORT.maxstring = 50
+_SHORT.maxother = 50
+_SHORT.maxlong = 50
 
 _TYPE_NAMES = {
     dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
@@ -66,13 +73,35 @@ def load_schema(path: str | Path | None = None) -> dict[str, Any]:
     return document
 
 
-def _type_name(value: object) -> str:
-    return _TYPE_NAMES.get(type(value), type(value).__name__)
+def ecma_pattern(pattern: str) -> str:
+    """A JSON Schema (ECMA-262) ``pattern`` as a Python regular expression: an unescaped ``$``
+    outside a character class becomes ``\\Z``, since Python's ``$`` also matches before a final
+    newline (``"1.2\\n"`` would match ``^[0-9.]+$``), ECMA's only at the end of the text."""
+    out: list[str] = []
+    escaped = in_class = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            out.append("\\Z")
+            continue
+        out.append(char)
+    return "".join(out)
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A short repr, safe for values nested thousands deep (``repr`` would recurse)."""
+    return _SHORT.repr(value)
+
+
+def _type_name(value: object) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def _join(path: str, key: str) -> str:
@@ -159,7 +188,7 @@ class Validator:
             elif key in ("items", "propertyNames") or (key == "additionalProperties" and isinstance(value, dict)):
                 self._check_schema(value, f"{where}/{key}")
             elif key == "pattern":
-                self._patterns[value] = re.compile(value)
+                self._patterns[value] = re.compile(ecma_pattern(value))
             elif key == "type":
                 for name in [value] if isinstance(value, str) else value:
                     _matches_type(None, name)  # raises on an unknown type name

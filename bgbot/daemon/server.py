@@ -27,6 +27,7 @@ import errno
 import fcntl
 import inspect
 import logging
+import math
 import os
 import re
 import secrets
@@ -56,6 +57,8 @@ from .config import (
     load_config,
     load_control_key,
 )
+from ..agents.spec import define_named_agents
+from .agents import check_request_agent
 from .decisions import DECISION_TYPES, AgentCache, answer, answer_now, is_quick
 from ..frontends.kinds import server_kinds
 from .frontends import (
@@ -86,10 +89,11 @@ from .protocol import (
     split_identities,
 )
 from .requests import check_handlers, handlers, handles
-from .store import MatchRow, MatchSpec, MatchState, Store, StoreError, replay
+from .history import read_history
+from .store import RESUMABLE, MatchSpec, MatchState, Store, StoreError
 from ..agents.players import limit_player_caches
 from ..util import die_with_parent
-from .wire import match_events, rules_from_wire, rules_to_wire
+from .wire import rules_from_wire, rules_to_wire
 from .workers import DecisionPool, WorkerSettings, frontend_agent
 
 log = logging.getLogger(__name__)
@@ -101,6 +105,10 @@ READ_BATCH = 32
 """Requests read per event-loop turn."""
 MAX_IN_FLIGHT = 10_000
 """Requests being worked on at once before new ones get ``busy``."""
+REPLAY_GUARD_KEY = "replay_guard"
+"""The store's note of the latest message time this daemon may have accepted."""
+REPLAY_GUARD_AHEAD = 1.0
+"""Seconds the replay guard is recorded ahead of the newest message time."""
 
 
 class DaemonStartError(BgbotError):
@@ -121,6 +129,7 @@ def _worker_settings(config: Config) -> WorkerSettings:
         max_candidates=config.limits.max_candidates,
         player_cache=config.limits.player_cache,
         mat_errors=config.daemon.mat_errors,
+        named_agents=tuple((entry.name, entry.spec) for entry in config.agents.named),
     )
 
 
@@ -219,7 +228,7 @@ class Daemon:
         self._start_reading()
         watchdog = loop.create_task(self._watchdog(), name="watchdog")
         lag = loop.create_task(self._measure_lag(), name="loop-lag")
-        self.state = "running"
+        self.state = "stopping" if self._stop.is_set() else "running"
         self.notifier.ready(self._status_line())
         log.info("serving", extra={"fields": {
             "requests": self.config.request_endpoint, "events": self.config.events_endpoint,
@@ -244,9 +253,13 @@ class Daemon:
         return 0
 
     def request_stop(self, reason: str) -> None:
+        """Stop: from now on no new work is taken (``shutting_down``), even from requests
+        read in the same turn of the loop as the one that asked for the stop."""
         if not self._stop.is_set():
             self._stop_reason = reason
             self._stop.set()
+        if self.state != "starting":
+            self.state = "stopping"
 
     def _on_stop_signal(self, sig: int) -> None:
         self._signals += 1
@@ -287,11 +300,13 @@ class Daemon:
         except BgbotError as exc:  # the journal is the record: matches play on without files
             log.error("%s; hosted matches and frontends play on without their .mat files", exc)
         self._lock()
+        define_named_agents({entry.name: entry.spec for entry in config.agents.named})
         self._load_key(create=True)
         try:
             self.store = Store(config.state_dir / "state.db", journal_sync=config.store.journal_sync)
         except StoreError as exc:
             raise DaemonStartError(str(exc)) from None
+        self._guard_replays()
         self._bind()
         await _warm_caches()
         settings = _worker_settings(config)
@@ -324,6 +339,37 @@ class Daemon:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+
+    def _guard_replays(self) -> None:
+        """Keep SPEC §5's promise across restarts: the ids seen are only in memory, so this run
+        refuses (as ``stale``) every message not later than the time the previous runs had
+        reserved (`_reserve_replay`) or than its own start."""
+        store = self.store
+        assert store is not None
+        recorded = store.get_meta(REPLAY_GUARD_KEY)
+        try:
+            floor = float(recorded) if recorded is not None else -math.inf
+        except ValueError:
+            log.warning("unreadable replay guard %r in the store; refusing messages made "
+                        "before this start", recorded)
+            floor = -math.inf
+        self.signer.refuse_until(max(floor if math.isfinite(floor) else -math.inf,
+                                     self.started))
+        self.signer.reserve = self._reserve_replay
+
+    def _reserve_replay(self, stamp: float) -> float:
+        """Before a message with time ``stamp`` is accepted: record, synced to disk, a time
+        at least ``stamp`` (a little ahead, so that this happens about once a second under
+        load), below which the next run refuses everything."""
+        store = self.store
+        assert store is not None
+        until = max(stamp, time.time()) + REPLAY_GUARD_AHEAD
+        try:
+            store.set_meta(REPLAY_GUARD_KEY, repr(until))
+        except StoreError as exc:
+            raise ProtocolError(ErrorCode.BUSY, f"the daemon cannot record its replay guard "
+                                f"({exc}); try again later") from None
+        return until
 
     def _load_key(self, *, create: bool) -> None:
         if self.config.control.allow_unsigned:
@@ -473,6 +519,15 @@ class Daemon:
                 "peer": ids[0].hex() if ids else "-", "code": exc.code.value}})
             if ids:
                 self._send(ids, exc.reply())
+            return
+        except Exception:  # a bug in the checks: still exactly one reply (SPEC §2)
+            counters.errors += 1
+            log.exception("checking a message failed")
+            if ids:
+                parent = peek_id(envelope[2]) if len(envelope) > 2 else None
+                self._send(ids, ProtocolError(ErrorCode.INTERNAL, "the daemon could not check "
+                                              "this message; its log has the details",
+                                              msg_id=parent).reply())
             return
         if wire_log.isEnabledFor(logging.DEBUG):
             wire_log.debug("<< %s", msg.msg_type, extra={"fields": {
@@ -681,6 +736,7 @@ class Daemon:
         assert matches is not None
         players = content["players"]
         for index, spec in enumerate(players):
+            check_request_agent(spec, f"players[{index}]")
             try:
                 create_agent(spec)
             except BgbotError as exc:
@@ -698,8 +754,6 @@ class Daemon:
 
     @handles("match_list_request", quick=True)
     def _match_list(self, msg: Message) -> dict[str, Any]:
-        from .store import RESUMABLE
-
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
         which = msg.content.get("state", "all")
@@ -717,7 +771,7 @@ class Daemon:
     def _shutdown_request(self, msg: Message) -> dict[str, Any]:
         reason = msg.content.get("reason")
         text = f"shutdown request: {reason}" if reason else "shutdown request"
-        asyncio.get_running_loop().call_soon(self.request_stop, text)
+        self.request_stop(text)  # at once: a request after this one gets shutting_down
         return {"state": "stopping"}
 
     # ----------------------------------------------------------------- async handlers
@@ -727,6 +781,9 @@ class Daemon:
         """A decision: at once from a quick in-process player, else a worker's future (or,
         with ``limits.inline_decisions``, a coroutine on the loop)."""
         config = self.config
+        spec = msg.content.get("agent")
+        if spec is not None:
+            check_request_agent(spec, "agent")
         pool = self.decisions
         if pool is not None:
             if self._quick_agents is not None:
@@ -757,26 +814,37 @@ class Daemon:
     async def _match_get(self, msg: Message) -> dict[str, Any]:
         matches, store = self.matches, self.store
         assert matches is not None and store is not None
-        match_id = msg.content["match_id"]
+        content = msg.content
+        match_id = content["match_id"]
         row = store.get_match(match_id)
         if row is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id}",
                                 {"match_id": match_id})
-        snapshot = await matches.snapshot(match_id, mat=bool(msg.content.get("mat")))
+        snapshot = await matches.snapshot(match_id, mat=bool(content.get("mat")))
         row = store.get_match(match_id) or row
+        events = bool(content.get("events"))
+        waiting = snapshot is None and row.state in RESUMABLE  # e.g. before it resumes
+        history = None
+        if events or waiting:  # replays the journal: in a thread, off the loop
+            limit = content.get("events_limit")
+            history = await asyncio.to_thread(
+                read_history, self.config.state_dir / "state.db", match_id, events=events,
+                first=int(content.get("events_from", 1)),
+                limit=None if limit is None else int(limit), in_play=waiting)
+        view = snapshot if snapshot is not None else (history.in_play if history else None)
         summary = matches.summary(row)
         reply: dict[str, Any] = {
             "match": summary, "seed": row.spec.seed, "rules": rules_to_wire(row.spec.rules),
-            "crawford": bool(snapshot and snapshot["crawford"]),
-            "position": snapshot["position"] if snapshot else None,
+            "crawford": bool(view and view["crawford"]),
+            "position": view["position"] if view else None,
             "error": row.error,
         }
-        if snapshot:
-            summary["game"] = snapshot["game"]
-        if msg.content.get("events"):
-            reply["events"] = [{"msg_type": kind, "content": content}
-                               for kind, content in self._events_so_far(row)]
-        if msg.content.get("mat"):
+        if view:
+            summary["game"] = view["game"]
+        if history is not None and history.events is not None:
+            reply["events"] = history.events
+            reply["events_more"] = history.more
+        if content.get("mat"):
             if snapshot is not None:
                 reply["mat"] = snapshot["mat"]
             else:
@@ -786,18 +854,6 @@ class Daemon:
                 except OSError:
                     reply["mat"] = ""
         return reply
-
-    def _events_so_far(self, row: MatchRow) -> list[tuple[str, dict[str, Any]]]:
-        """The numbered events of a match, rebuilt from its journal (`wire.match_events`)."""
-        store = self.store
-        assert store is not None
-        state = replay(row.spec, store.journal(row.id), store.games(row.id))
-        games = state.finished + ([state.current] if state.current is not None else [])
-        result = store.result(row.id) if row.state is MatchState.FINISHED else None
-        ended = None if result is None else (
-            (int(result["score"][0]), int(result["score"][1])), result["winner"],
-            int(result["games"]))
-        return match_events(row.id, row.spec.length, row.spec.rules, games, ended)
 
     @handles("match_abort_request")
     async def _match_abort(self, msg: Message) -> dict[str, Any]:
@@ -834,11 +890,40 @@ class Daemon:
             if frontend is not None and frontend.state == "running":
                 raise ProtocolError(ErrorCode.BAD_STATE, f"frontend {name} is running",
                                     {"name": name})
+            if isinstance(options.get("agent"), str):
+                check_request_agent(options["agent"], "options.agent")
+            self._check_listen(options.get("listen"))
             frontend = Frontend(name, GNUBG_EXTERNAL, frontend_from_options(name, options),
                                 False)
             self.frontends.items[name] = frontend
         await self.frontends.start(frontend)
         return {"frontend": frontend.record()}
+
+    def _check_listen(self, listen: Any) -> None:
+        """A request's ``listen`` may be a TCP address, or a Unix socket in the daemon's runtime
+        directory other than its own sockets: a key holder does not create, or replace,
+        sockets elsewhere on the machine."""
+        from ..frontends.gnubg_player import ListenAddress
+
+        if not isinstance(listen, str):
+            return  # frontend_from_options names what is wrong with it
+        try:
+            address = ListenAddress.parse(listen)
+        except BgbotError:
+            return
+        if address.path is None:
+            return
+        runtime = self.config.runtime_dir.resolve()
+        path = Path(address.path)
+        own = {Path(e[len("ipc://"):]).resolve() for e in (self.config.request_endpoint,
+                                                           self.config.events_endpoint)
+               if e.startswith("ipc://")}
+        if not path.is_absolute() or path.resolve().parent != runtime or path.resolve() in own:
+            reason = (f"a Unix socket given in a request must be in the daemon's runtime "
+                      f"directory {runtime} (and not its control or events socket); "
+                      "elsewhere, configure the frontend in bgbot.toml")
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"options.listen: {reason}",
+                                {"field": "options.listen", "reason": reason})
 
     @handles("frontend_stop_request")
     async def _frontend_stop(self, msg: Message) -> dict[str, Any]:
@@ -913,8 +998,10 @@ class Daemon:
             live = [k for k in changed if k in LIVE_KEYS]
             restart = [k for k in changed if k not in LIVE_KEYS]
             # the running configuration takes the live keys only; the rest waits for a restart
+            # the named agents are defined in every worker at its start: a restart changes them
             self.config = replace(
-                old, logging=new.logging, agents=new.agents, gnubg_player=new.gnubg_player,
+                old, logging=new.logging, agents=replace(new.agents, named=old.agents.named),
+                gnubg_player=new.gnubg_player,
                 servers=new.servers,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,
@@ -939,7 +1026,8 @@ class Daemon:
             return {"config": str(new.source or self.config_file or ""), "changed": live,
                     "restart_needed": restart}
         finally:
-            self.state = previous_state if previous_state != "reloading" else "running"
+            self.state = "stopping" if self._stop.is_set() else (
+                previous_state if previous_state != "reloading" else "running")
             self.notifier.ready(self._status_line())
 
     def _status_line(self) -> str:

@@ -193,14 +193,21 @@ class Store:
     """One connection to ``state.db``; one per process (SQLite's locks share the file)."""
 
     def __init__(self, path: Path | str, *, journal_sync: str = "normal",
-                 busy_timeout: float = 30.0) -> None:
+                 busy_timeout: float = 30.0, read_only: bool = False) -> None:
+        """``read_only``: a connection that only reads an existing store (a daemon's helper
+        thread reading a long history while the daemon writes)."""
         if journal_sync not in ("normal", "full"):
             raise ValueError(f"journal_sync must be normal or full, got {journal_sync!r}")
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._sync = journal_sync.upper()
         self._busy_timeout = busy_timeout
         try:
+            if read_only:
+                self._db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro",
+                                           uri=True, timeout=busy_timeout,
+                                           isolation_level=None, check_same_thread=False)
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -283,6 +290,18 @@ class Store:
             if isinstance(exc, sqlite3.IntegrityError):
                 raise
             raise StoreError(f"cannot write the journal {self.path}: {exc}") from None
+
+    # ----------------------------------------------------------------- the daemon's notes
+
+    def get_meta(self, key: str) -> str | None:
+        """A value the daemon keeps for itself (``meta`` table), or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``, synced to disk before this returns."""
+        with self._transaction(durable=True) as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     # ----------------------------------------------------------------- matches
 
@@ -386,6 +405,20 @@ class Store:
             "SELECT seq, game, kind, data FROM journal WHERE match_id = ? ORDER BY seq",
             (match_id,),
         ).fetchall()
+        return [JournalEntry(int(s), int(g), str(k), json.loads(d)) for s, g, k, d in rows]
+
+    def journal_counts(self, match_id: str) -> list[tuple[int, int]]:
+        """(game, journal entries of that game) for every game with entries, in order."""
+        rows = self._db.execute(
+            "SELECT game, COUNT(*) FROM journal WHERE match_id = ? GROUP BY game ORDER BY game",
+            (match_id,)).fetchall()
+        return [(int(g), int(n)) for g, n in rows]
+
+    def journal_range(self, match_id: str, first: int, last: int) -> list[JournalEntry]:
+        """The journal entries ``first`` to ``last`` (their ``seq``) of a match, in order."""
+        rows = self._db.execute(
+            "SELECT seq, game, kind, data FROM journal WHERE match_id = ? AND seq BETWEEN ? "
+            "AND ? ORDER BY seq", (match_id, first, last)).fetchall()
         return [JournalEntry(int(s), int(g), str(k), json.loads(d)) for s, g, k, d in rows]
 
     def games(self, match_id: str) -> list[dict[str, Any]]:

@@ -17,8 +17,8 @@ from ..core.errors import BgbotError
 from ..core.match import Match
 from ..core.position import Position, check_dice
 from ..core.rules import Rules
-from ..formats.gnubgid import MatchState
-from ..formats.xgid import decode_any_id
+from ..formats.gnubgid import MatchState, check_playable
+from ..formats.xgid import decode_any_id_with_xgid
 from ..players.base import Probabilities
 from ..referee import events as ev
 from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
@@ -186,9 +186,12 @@ def decision_request(msg_type: str, content: Mapping[str, Any]) -> DecisionReque
         if "context" in content:
             raise _bad("context", "not allowed with a GNU BG ID or XGID, which carry the match state")
         try:
-            position, state = decode_any_id(text)
+            position, state, xgid = decode_any_id_with_xgid(text)
+            check_playable(state, "position")
         except BgbotError as exc:
             raise _bad("position", str(exc)) from None
+        if xgid is not None and xgid.beavers:  # a money XGID's rules field: bit 1 = beavers
+            rules = Rules(**{**asdict(rules), "beavers": True})
         seat = 1 - state.on_roll if asks_opponent else state.on_roll
         context = context_from_state(state, seat, rules)
         if state.rolled:
@@ -279,20 +282,35 @@ def match_events(match_id: str, length: int, rules: Rules, games: Sequence[game.
     found: list[tuple[str, dict[str, Any]]] = []
     match = Match(length, rules)
     for number, played in enumerate(games, 1):
-        events: list[ev.Event] = [ev.GameStarted(match_id, number, match.score, played.crawford,
-                                                 played.post_crawford)]
-        events += [ev.Acted(match_id, number, action) for action in played.history]
+        before = match.score
         if played.outcome is not None:
             match.record(played.outcome)
-            events.append(ev.GameEnded(match_id, number, played.outcome, match.score, played))
-        found += [item for item in map(event_content, events) if item is not None]
+        found += game_events(match_id, number, played, before, match.score)
     if ended is not None:
-        score, winner, count = ended
-        found.append(("match_ended", {"match_id": match_id, "score": list(score),
-                                      "winner": winner, "games": count}))
+        found.append(match_ended_event(match_id, *ended))
     for n, (_, content) in enumerate(found, 1):
         content["n"] = n
     return found
+
+
+def game_events(match_id: str, number: int, played: game.Game, before: tuple[int, int],
+                after: tuple[int, int]) -> list[tuple[str, dict[str, Any]]]:
+    """The events of game ``number`` of a match, without their ``n``: ``game_started`` (the
+    score ``before`` it), one per action with an event, and ``game_ended`` (the score
+    ``after`` it) once it is over. Each journalled action has exactly one event."""
+    events: list[ev.Event] = [ev.GameStarted(match_id, number, before, played.crawford,
+                                             played.post_crawford)]
+    events += [ev.Acted(match_id, number, action) for action in played.history]
+    if played.outcome is not None:
+        events.append(ev.GameEnded(match_id, number, played.outcome, after, played))
+    return [item for item in map(event_content, events) if item is not None]
+
+
+def match_ended_event(match_id: str, score: tuple[int, int], winner: int | None,
+                      games: int) -> tuple[str, dict[str, Any]]:
+    """The ``match_ended`` event (without its ``n``)."""
+    return "match_ended", {"match_id": match_id, "score": list(score), "winner": winner,
+                           "games": games}
 
 
 _CUBE_EVENTS = {game.Doubled: "doubled", game.Taken: "taken", game.Dropped: "dropped",

@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 
 from ..agents.base import Agent, PlayerAgent
 from ..agents.players import PLAYER_CACHE_ENTRIES, limit_player_caches
+from ..agents.spec import define_named_agents
 from ..core.errors import BgbotError
 from ..core.position import Play, Position
 from ..deciders import create_agent
@@ -73,6 +74,8 @@ class WorkerSettings:
     """Match workers lower their priority by this much, so the daemon's loop comes first."""
     mat_errors: str = "stop"
     """A .mat file that cannot be written: "stop" parks the match, "continue" plays on."""
+    named_agents: tuple[tuple[str, str], ...] = ()
+    """The configuration's named agents, (name, spec) (``[[agents.named]]``)."""
 
 
 # ============================================================================ in the child
@@ -92,6 +95,7 @@ def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice:
     from .logs import setup_logging
 
     setup_logging(settings.log_level, settings.log_format, process=f"{role}-{index}")
+    define_named_agents(dict(settings.named_agents))
     limit_player_caches(settings.player_cache)
     if nice:
         try:

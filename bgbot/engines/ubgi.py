@@ -513,4 +513,4 @@ def create(spec: AgentSpec, seed: int) -> Agent:
     )
 
 
-register_agent("ubgi", create, SUMMARY)
+register_agent("ubgi", create, SUMMARY, host_options=("command",), agent_options=("fallback",))

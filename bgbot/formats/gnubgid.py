@@ -47,6 +47,7 @@ __all__ = [
     "MAX_LENGTH",
     "LONGEST_MATCH",
     "check_match_length",
+    "check_playable",
     "decode_match_id",
     "encode_match_id",
     "decode_gnubgid",
@@ -222,6 +223,20 @@ def encode_match_id(state: MatchState) -> str:
         | int(not state.jacoby) << 66
     )
     return base64.b64encode(bits.to_bytes(_MATCH_ID_BYTES, "little")).decode("ascii")
+
+
+def check_playable(state: MatchState, field: str = "position") -> None:
+    """Refuse (`FormatError` naming ``field``) a match state no player can be asked about: a
+    match longer than `LONGEST_MATCH` (the Match ID holds up to 32767 points, an XGID or a
+    FIBS board line 99; the match equity tables end at gnubg's 64), or one already over (a
+    score at the match length)."""
+    length = state.match_length
+    if length > LONGEST_MATCH:
+        raise FormatError(field, length, f"a {length}-point match is longer than bgbot plays "
+                                         f"({LONGEST_MATCH} points, gnubg's limit)")
+    if length and max(state.score) >= length:
+        raise FormatError(field, f"{state.score[0]}-{state.score[1]}",
+                          f"the {length}-point match is over at this score")
 
 
 def decode_match_id(text: str) -> MatchState:

@@ -477,6 +477,16 @@ def _header_tags(record: MatchRecord, xg_tags: bool) -> dict[str, str]:
     return ordered
 
 
+def _plain(text: str) -> str:
+    """A header line's text as it is written and read: control characters are spaces, runs of
+    spaces one, none at the ends. Reader and writer both use it, so a tag line that ends in a
+    control character is a tag, not a comment that the next reading would take for a tag."""
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def format_header(record: MatchRecord, *, xg_tags: bool = False) -> str:
     """What comes before the first game: the tags, the comment lines and ``N point match``
     (the games of ``record`` are not looked at, but for the XG tags' names)."""
@@ -484,7 +494,7 @@ def format_header(record: MatchRecord, *, xg_tags: bool = False) -> str:
     for key, value in _header_tags(record, xg_tags).items():
         out.append(f'; [{key} "{value}"]\n')
     if record.comments:
-        lines = [" ".join(re.sub(r"[\x00-\x1f\x7f]", " ", c).split()) for c in record.comments]
+        lines = [_plain(c) for c in record.comments]
         out.append("\n" + "\n".join(f"; {line}" for line in lines))
     out.append("\n")
     out.append(f" {record.length} point match\n\n")
@@ -675,7 +685,7 @@ class _Parser(Generic[T]):
             if not stripped:
                 continue
             if stripped[0] in ";#":
-                body = stripped[1:].strip()
+                body = _plain(stripped[1:])
                 tag = _TAG.match(body)
                 if tag:
                     tags[tag.group(1)] = tag.group(2)

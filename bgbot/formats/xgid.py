@@ -59,6 +59,7 @@ __all__ = [
     "decode_xgid",
     "encode_xgid",
     "xgid_to_gnubg",
+    "decode_any_id_with_xgid",
     "gnubg_to_xgid",
     "decode_any_id",
 ]
@@ -335,9 +336,19 @@ def decode_any_id(text: str) -> tuple[Position, MatchState]:
 
     An XGID is converted with `xgid_to_gnubg` (fixed seats: uppercase = player 1).
     """
+    position, state, _ = decode_any_id_with_xgid(text)
+    return position, state
+
+
+def decode_any_id_with_xgid(text: str) -> tuple[Position, MatchState, XgidState | None]:
+    """`decode_any_id`, and the XGID itself when the text is one (for what a Match ID has no
+    place for: the beavers bit of a money game, the cube limit)."""
     if not isinstance(text, str):
         raise FormatError("id", text, "must be a string")
     stripped = text.strip()
     if _PREFIX.match(stripped) or stripped.count(":") == _FIELDS - 1:
-        return xgid_to_gnubg(decode_xgid(stripped))
-    return decode_gnubgid(stripped)
+        xgid = decode_xgid(stripped)
+        position, state = xgid_to_gnubg(xgid)
+        return position, state, xgid
+    position, state = decode_gnubgid(stripped)
+    return position, state, None

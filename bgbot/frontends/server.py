@@ -249,6 +249,9 @@ class ServerClient:
         except self.RETRYABLE as exc:
             reason = str(exc) or type(exc).__name__
             self.last_error = f"{type(exc).__name__}: {exc}" if str(exc) else reason
+        except Exception as exc:  # a bug: say so and stop, rather than die without a word
+            log.exception("%s: the session failed", self.account.frontend_name)
+            reason = self.last_error = self.fatal = f"internal error: {type(exc).__name__}: {exc}"
         finally:
             writer, self._writer = self._writer, None
             self.connected_since = None

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from ..core.errors import FormatError
+from ..core.errors import BgbotError, FormatError
 
 GNUBG_MET_DIR = Path("/usr/share/gnubg/met")
 DEFAULT_LENGTH = 25
@@ -55,6 +55,11 @@ EXTENDED_LENGTH = 64
 
 Mwc = Callable[[int, int], float]
 """MWC of player A at ``a``-away against B at ``b``-away, after a game (scores may be <= 0)."""
+
+
+class BeyondTable(BgbotError, ValueError):
+    """A score beyond the match equity table: a match longer than the table's length (the
+    boundaries refuse such matches first; `bgbot.formats.gnubgid.check_playable`)."""
 
 
 class GammonRates(NamedTuple):
@@ -254,9 +259,9 @@ class MatchEquityTable:
             return 0.0
         if my_away > self.length or opp_away > self.length:
             if self._fallback is None:
-                raise ValueError(
+                raise BeyondTable(
                     f"score {my_away}-away vs {opp_away}-away is beyond this "
-                    f"{self.length}-point table"
+                    f"{self.length}-point table (matches are at most {self.length} points)"
                 )
             return self._fallback().win_probability(my_away, opp_away, post_crawford)
         if post_crawford and (my_away == 1 or opp_away == 1):

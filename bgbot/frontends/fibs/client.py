@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ...core.errors import FormatError
+from ...formats.gnubgid import LONGEST_MATCH
 from ...formats.fibsboard import FibsBoard, Request, Side
 from ...formats.notation import format_fibs_move
 from ...players.base import Context, TakeDecision
@@ -134,6 +135,8 @@ class FibsClient(ServerClient):
         self.mirror: MatchMirror | None = None
         self.opponent: str | None = None
         self._saved: set[str] = set()
+        self._too_long: set[str] = set()
+        """Opponents whose saved match is longer than bgbot plays: never resumed."""
         self._reset_connection_state()
 
     @classmethod
@@ -233,7 +236,11 @@ class FibsClient(ServerClient):
                         for line in splitter.flush():
                             queue.put_nowait(self._parse(line))
                         break
+                    dropped = splitter.dropped
                     lines = splitter.feed(data)
+                    if splitter.dropped > dropped:
+                        log.warning("%s: dropped a line longer than %d bytes from the server",
+                                    self.account.user, splitter.max_line)
                 for line in lines:
                     queue.put_nowait(self._parse(line))
         except (OSError, asyncio.IncompleteReadError):
@@ -463,7 +470,8 @@ class FibsClient(ServerClient):
         if not self._after_login_done or self.policy_state.busy:
             return
         key = name.lower()
-        if key not in {s.lower() for s in self._saved} or key not in self._online:
+        if key not in {s.lower() for s in self._saved} or key not in self._online \
+                or key in self._too_long:
             return
         now = self.clock()
         if now - self._invited_at.get(key, -1e9) < 2 * self.account.retry_after:
@@ -484,6 +492,12 @@ class FibsClient(ServerClient):
             self._send(f"rawwho {inv.name}")
             return
         self._pending_inv.pop(inv.name.lower(), None)
+        if inv.resume and inv.name.lower() in self._too_long:
+            reason = f"our saved match is longer than bgbot plays ({LONGEST_MATCH} points)"
+            self._emit("invitation", opponent=inv.name, length=inv.length, resume=True,
+                       accept=False, reason=reason, warned=pending.warned)
+            log.info("%s: declining %s: %s", self.account.user, inv.name, reason)
+            return
         invitation = Invitation(inv.name, inv.length, who.rating if who else None,
                                 who.experience if who else None, _is_bot(inv.name, who), inv.resume)
         verdict = judge(policy, invitation, self.policy_state, self.clock())
@@ -537,7 +551,33 @@ class FibsClient(ServerClient):
         suffix = "-resumed" if resumed else ""
         return self.mat_path(f"{self.versus(self.account.user, opponent)}-{kind}{suffix}")
 
+    def _leave_if_too_long(self, opponent: str, length: int | None) -> bool:
+        """A match longer than bgbot plays (gnubg's limit, 64 points: a resumed saved match
+        can be 99): leave it (the server keeps it saved), say why once, never resume it."""
+        if length is None or length <= LONGEST_MATCH:
+            return False
+        key = opponent.lower()
+        if key not in self._too_long:
+            self._too_long.add(key)
+            reason = (f"a {length}-point match is longer than bgbot plays ({LONGEST_MATCH} "
+                      "points, gnubg's limit)")
+            log.warning("%s: leaving the match with %s: %s", self.account.user, opponent,
+                        reason)
+            self._emit("match_too_long", opponent=opponent, length=length, reason=reason)
+            self._send("leave")
+        self._saved = {s for s in self._saved if s.lower() != key}
+        self.opponent = None
+        self.mirror = None
+        self._board = None
+        self._acted_key = None
+        self._board_due = self._roll_due = None
+        self.phase = "logged_in"
+        self.policy_state.set_busy(False)
+        return True
+
     def _start_match(self, opponent: str, length: int | None, *, resumed: bool) -> None:
+        if self._leave_if_too_long(opponent, length):
+            return
         self.policy_state.set_busy(True)
         self._joining_until = None
         self._saved = {s for s in self._saved if s.lower() != opponent.lower()}
@@ -687,6 +727,8 @@ class FibsClient(ServerClient):
         board = event.board
         if board.my_name != clip.YOU:
             return  # watching
+        if self._leave_if_too_long(board.opponent_name, board.match_length):
+            return
         self._board, self._board_raw = board, event.raw
         self._board_due = None
         self._board_misses = 0

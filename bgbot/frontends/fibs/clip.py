@@ -23,7 +23,7 @@ from ...core.errors import FormatError
 from ...formats.fibsboard import Dialect, FibsBoard, parse_board
 
 __all__ = [
-    "YOU", "LineSplitter", "parse_line", "Event",
+    "YOU", "MAX_LINE", "LineSplitter", "parse_line", "Event",
     "LoginPrompt", "Welcome", "OwnInfo", "MotdStart", "MotdEnd", "WhoInfo", "WhoEnd",
     "UserLoggedIn", "UserLoggedOut", "Message", "MessageDelivered", "MessageSaved", "Chat",
     "ChatEcho", "SettingValue", "BoardLine", "Invited", "SavedMatchWarning", "JoinHint",
@@ -43,35 +43,71 @@ _PROMPTS = ("login:",)
 _CUBE_SHOWS = re.compile(r"The cube shows \d+\.")
 
 
-class LineSplitter:
-    """Bytes in, clean lines out (see the module docstring)."""
+MAX_LINE = 16 * 1024
+"""The longest line read, in bytes (FIBS's longest, a ``who`` or a shout, are far shorter); a
+longer one is dropped as it comes, so a server that never ends a line costs neither memory
+nor time (the gnubg player reads at most 4 KB a line, the bgammon client 1 MiB)."""
 
-    def __init__(self) -> None:
-        self._buffer = b""
+
+class LineSplitter:
+    """Bytes in, clean lines out (see the module docstring). Linear in what it is fed: each
+    byte is looked at once, and a line above ``max_line`` bytes is dropped (counted in
+    `dropped`) instead of being held."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
+        self.dropped = 0
+        """Lines dropped for being longer than ``max_line``."""
+        self._partial = bytearray()
+        self._skipping = False
 
     @property
     def pending(self) -> str:
         """The partial line held back (decoded, cleaned)."""
-        return _clean(self._buffer.decode("utf-8", errors="replace"))
+        return _clean(_IAC.sub(b"", bytes(self._partial)).decode("utf-8", errors="replace"))
 
     def feed(self, data: bytes) -> list[str]:
         """Add ``data``; return the complete lines it finishes (and a ``login:`` prompt)."""
-        self._buffer = _IAC.sub(b"", self._buffer + data)
         lines: list[str] = []
-        while b"\n" in self._buffer:
-            raw, self._buffer = self._buffer.split(b"\n", 1)
-            lines.extend(split_glued(_clean(raw.decode("utf-8", errors="replace"))))
-        rest = self.pending
-        if rest in _PROMPTS or rest.endswith(" login:"):
-            lines.append("login:")
-            self._buffer = b""
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            piece = data[start:end]
+            if self._skipping:
+                self._skipping = False
+            elif len(self._partial) + len(piece) > self.max_line:
+                self.dropped += 1
+            else:
+                self._partial += piece
+                lines.extend(_lines(bytes(self._partial)))
+            self._partial.clear()
+            start = end + 1
+        rest = data[start:]
+        if not self._skipping and rest:
+            if len(self._partial) + len(rest) > self.max_line:
+                self.dropped += 1
+                self._skipping = True
+                self._partial.clear()
+            else:
+                self._partial += rest
+        if 0 < len(self._partial) <= 64:  # a prompt comes without a line end
+            prompt = self.pending
+            if prompt in _PROMPTS or prompt.endswith(" login:"):
+                lines.append("login:")
+                self._partial.clear()
         return [line for line in lines if line]
 
     def flush(self) -> list[str]:
         """Hand out the partial line (call after a short silence)."""
-        rest = self.pending
-        self._buffer = b""
+        rest = "" if self._skipping else self.pending
+        self._partial.clear()
         return [line for line in split_glued(rest) if line]
+
+
+def _lines(raw: bytes) -> list[str]:
+    return split_glued(_clean(_IAC.sub(b"", raw).decode("utf-8", errors="replace")))
 
 
 def _clean(text: str) -> str:

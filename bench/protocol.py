@@ -83,6 +83,8 @@ class Daemon:
             try:
                 self.client.ask("status_request", {}, timeout=1.0)
                 break
+            except StaleError:
+                continue  # sent before the daemon started: it refuses that as a replay (SPEC)
             except TimeoutError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     raise RuntimeError(f"the daemon did not start; see {self.root}/daemon.log")
@@ -126,6 +128,11 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class StaleError(RuntimeError):
+    """The daemon refused a message as older than its replay history (e.g. one queued before
+    it started): send a new one."""
+
+
 class RawClient:
     """A DEALER with the protocol module's signer; many requests may be in flight."""
 
@@ -151,6 +158,8 @@ class RawClient:
             raise TimeoutError("no reply")
         reply = self.signer.deserialize(self.sock.recv_multipart())
         if reply.msg_type == "error":
+            if reply.content.get("code") == "stale":
+                raise StaleError(f"error reply: {reply.content}")
             raise RuntimeError(f"error reply: {reply.content}")
         return reply.parent_id, reply.content
 

@@ -93,6 +93,7 @@ INLINE_RUN = {
     "python -m tests.ubgi_conformance.replay -- bgbot ubgi": None,
     "python3 bench/protocol.py": "python3 bench/protocol.py --requests 8 --matches 2 --workers 1 "
                                  "--skip-tcp",
+    "python3 bench/rollout_vs_gnubg.py": "python3 bench/rollout_vs_gnubg.py --help",
 }
 """None: run as written, made small by `shrink`."""
 
@@ -129,6 +130,12 @@ def shrink(command: str) -> str:
         small = re.sub(r"--length \d+", "--length 1", small)
     if small.startswith("bgbot analyze"):
         small = re.sub(r"--plies \d+", "--plies 0", small)
+    if small.startswith("bgbot rollout") or "--rollout" in small:
+        # one block of 36 trials, cut short (gnubg plays over a socket: a few plies)
+        small = re.sub(r"--trials \d+", "", small) + " --trials 36"
+        if "--truncate" not in small:
+            small += " --truncate 4"
+        small = re.sub(r"--truncate \d+", "--truncate 4", small)
     return small
 
 
@@ -276,7 +283,7 @@ def section(name: str) -> list[str]:
 @needs_bgbot
 def test_play_and_analyse(workspace: Workspace) -> None:
     commands = section("Play and analyse") + section("Positions: show, plays, hint") + \
-        section("Matches: analyze")
+        section("Rollouts") + section("Matches: analyze")
     assert "bgbot play" in commands
     for command in commands:
         if "gnubg" in command and GNUBG is None:

@@ -34,7 +34,7 @@ SPECS: dict[str, int] = {
     "heuristic:weights={shipped}": 400,
     "heuristic:plies=1": 160,
     "heuristic:level=expert,eval=linear": 80,
-    "heuristic:plies=2": 24,
+    "heuristic:plies=2": 12,
     "heuristic:level=intermediate,seed=3": 400,
 }
 """Spec -> how many of the positions it plays (the first N; the deeper searches fewer)."""

@@ -522,6 +522,8 @@ class HeuristicEvaluator:
                 self._net.set_race_network(self._race_mlp)
             else:
                 self._python_race = PythonNetwork(self.race_network)
+        elif self._net is not None:
+            self._net.set_race_formula((self._loaded_effective_pips, self.race_spread))
 
     def _point_tables(self, offset: int) -> tuple[tuple[int, ...], ...]:
         """Per location and count: the packed facts plus each head's weighted per-point
@@ -603,16 +605,7 @@ class HeuristicEvaluator:
         """
         net = self._net
         if net is not None:
-            found = net.contact(mover, opponent)
-            if found is not None:
-                return _new_tuple(Probabilities, found)
-            if position is None:
-                position = Position._trusted(opponent, mover)
-            if not any(mover) or not any(opponent):
-                terminal = _terminal(position)
-                assert terminal is not None
-                return terminal
-            return self.evaluate_race(position)
+            return _new_tuple(Probabilities, net.evaluate(mover, opponent, self._race_sides))
         me_info, me_part = self._side(mover, 0)
         other_info, other_part = self._side(opponent, 1)
         if me_info.off == 15 or other_info.off == 15 or me_info.rearmost + other_info.rearmost <= 25:
@@ -747,12 +740,8 @@ class HeuristicEvaluator:
             return None
         from ._contact import rollout
 
-        formula = None
-        if self._race_mlp is None:  # races by the formula: in C, from each side's pips
-            self.has_bearoff  # noqa: B018 - loads the database the effective pips use
-            formula = (self._effective_pips, self.race_spread)
         return rollout(net, self._race_sides, position.mover, position.opponent, seed, first,
-                       count, truncate, vr, dice, utilities, formula)
+                       count, truncate, vr, dice, utilities)
 
     def _race_sides(self, mover: tuple[int, ...], opponent: tuple[int, ...],
                     position: Position | None = None) -> Probabilities:
@@ -795,6 +784,10 @@ class HeuristicEvaluator:
                 self._race_cache.clear()
             found = self._race_cache[side] = race_side(side, self._effective_pips(side))
         return found
+
+    def _loaded_effective_pips(self, side: tuple[int, ...]) -> float:
+        self.has_bearoff  # noqa: B018 - loads the database the effective pips use
+        return self._effective_pips(side)
 
     def _effective_pips(self, side: tuple[int, ...]) -> float:
         """`effective_pips` with this evaluator's database, cached per side."""

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from bgbot.core.position import Position
 from bgbot.players import network
 from bgbot.players.base import Context, Probabilities
+from bgbot.players.by_class import CompiledNetwork
 from bgbot.players.evaluator import HeuristicEvaluator
 from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES, HeuristicPlayer
 from bgbot.players.network import (
@@ -38,6 +39,7 @@ from bgbot.players.network import (
     outcome_mask,
     parameter_count,
 )
+from bgbot.players.position_class import PositionClass
 from tools.gameloop import play_game
 
 from .conftest import board
@@ -281,7 +283,8 @@ NET_FAST = (HeuristicEvaluator(eval="net", network=TWO, use_bearoff=False, compi
 
 
 def test_the_pure_network_evaluator_uses_numpy() -> None:
-    assert not NET_PURE.compiled and NET_PURE._python_network is not None
+    assert not NET_PURE.compiled
+    assert isinstance(NET_PURE.classes.evaluator_for(PositionClass.CONTACT), PythonNetwork)
     assert NET_PURE.eval == "net" and NET_PURE.network is TWO
     position = SELF_PLAY[10]
     assert position.is_contact()
@@ -524,7 +527,8 @@ RACES = _races()
 
 def test_a_race_network_decides_races_outside_the_bear_off_zone() -> None:
     pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
-    assert pure.race_network is RACE and pure._python_race is not None
+    assert pure.race_network is RACE
+    assert isinstance(pure.classes.evaluator_for(PositionClass.RACE), PythonNetwork)
     formula = HeuristicEvaluator(eval="net", network=TWO, race_network=False, compiled=False)
     assert formula.race_network is None
     for position in RACES:
@@ -539,7 +543,9 @@ def test_a_race_network_decides_races_outside_the_bear_off_zone() -> None:
 def test_the_c_race_network_equals_the_python_one() -> None:
     fast = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=True)
     pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
-    assert fast._net is not None and fast._net.race_network is fast._race_mlp
+    race_class = fast.classes.evaluator_for(PositionClass.RACE)
+    assert isinstance(race_class, CompiledNetwork)
+    assert fast._net is not None and fast._net.race_network is race_class.network
     for position in RACES:
         a, b = fast.evaluate(position), pure.evaluate(position)
         assert max(abs(x - y) for x, y in zip(a, b)) <= 1e-5

@@ -43,6 +43,7 @@ from bgbot.players.position_class import PositionClass
 from tools.gameloop import play_game
 
 from .conftest import board
+from .networks import random_network
 from .strategies import legal_positions
 
 contact: Any
@@ -54,16 +55,6 @@ except ImportError:
     contact = training = None
 needs_extension = pytest.mark.skipif(contact is None or training is None,
                                      reason="bgbot.players._contact or _selfplay not built")
-
-
-def random_network(hidden: tuple[int, ...], seed: int = 7) -> WeightsFile:
-    """A network with random weights, large enough that its outputs vary across positions."""
-    rng = np.random.default_rng(seed)
-    widths = (N_INPUTS, *hidden, len(OUTCOMES))
-    layers = [((rng.standard_normal((a, b)) * (1.5 / np.sqrt(a))).astype(np.float32),
-               (rng.standard_normal(b) * 0.1).astype(np.float32))
-              for a, b in zip(widths, widths[1:])]
-    return WeightsFile.from_arrays(layers, provenance={"test": True})
 
 
 ONE = random_network((24,))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +265,30 @@ def test_class_networks_must_be_networks_without_their_own() -> None:
         bare.set_race_formula((len, 0.0))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="race formula"):
         bare.set_race_formula("formula")  # type: ignore[arg-type]
+
+
+@needs_extension
+def test_self_play_records_the_crashed_positions_for_a_crashed_network() -> None:
+    """Training's self-play with ``phase=2`` records the crashed positions only, each valued
+    by the evaluation (the crashed network's, in the slot) of the position that follows."""
+    from bgbot.players import _selfplay
+
+    fast, _ = _evaluators(True)
+    assert fast._net is not None
+    boards, values, ends, _ = _selfplay.selfplay(fast._net, fast._race_sides, 4, 40, phase=2)
+    n = len(ends)
+    assert n > 50 and 5 <= sum(ends) < 40 and ends[-1] == 1
+    value = [struct.unpack_from("=5d", values, 40 * k) for k in range(n)]
+
+    def record(k: int) -> Position:
+        return Position(tuple(boards[50 * k + 25:50 * k + 50]), tuple(boards[50 * k:50 * k + 25]))
+
+    for k in range(n):
+        assert position_class(record(k)) is PositionClass.CRASHED
+        if not ends[k]:
+            assert value[k] == tuple(fast.evaluate(record(k + 1)))
+    with pytest.raises(ValueError, match="phase 0, 1 or 2"):
+        _selfplay.selfplay(fast._net, fast._race_sides, 4, 1, phase=3)
 
 
 def test_a_spec_names_a_crashed_network(tmp_path: Path) -> None:

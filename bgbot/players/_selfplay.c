@@ -196,7 +196,9 @@ static int searched_move(const EvalBase *e, Generator *g, Generator *inner, int 
  * with seed + game number; the opening roll rerolled until the dice differ) and records the
  * positions of one phase, with the player on roll before rolling: phase 0 the contact
  * positions (a game's record ends where contact ends), phase 1 the races outside the bear-off
- * zone (it ends where both sides are in their home boards, the database's exact zone).
+ * zone (it ends where both sides are in their home boards, the database's exact zone), phase
+ * 2 the crashed positions (position_class.py's class; it ends where the position is no longer
+ * crashed: contact ends, or more rarely a hit sets a crashed side's chequers working again).
  * `boards` holds 50 bytes per record (the roller's 25 counts, then the other side's), `values`
  * 5 doubles: the chances of the side on roll in the next position s_t+1 (as evaluated when
  * the move was chosen), and `ends` one byte: 1 when s_t+1 ends the game's record (the game
@@ -234,8 +236,8 @@ static PyObject *selfplay_games(PyObject *module, PyObject *args, PyObject *kwds
     const EvalBase *e = as_evaluator(evaluator, "evaluator");
     if (e == NULL || check_race(race) < 0)
         return NULL;
-    if (games < 0 || (phase != 0 && phase != 1)) {
-        PyErr_Format(PyExc_ValueError, "games must be >= 0 and phase 0 or 1, got %d and %d",
+    if (games < 0 || phase < 0 || phase > 2) {
+        PyErr_Format(PyExc_ValueError, "games must be >= 0 and phase 0, 1 or 2, got %d and %d",
                      games, phase);
         return NULL;
     }
@@ -272,7 +274,9 @@ static PyObject *selfplay_games(PyObject *module, PyObject *args, PyObject *kwds
             side_info(mover, &me);
             side_info(opponent, &other);
             /* phase 0: every position played is contact (a record ends where it ends) */
-            int recorded = phase == 0 || (!is_contact(&me, &other) && !in_bearoff_zone(&me, &other));
+            int kind = side_class(mover, opponent, &me, &other);
+            int recorded = phase == 0 || (phase == 1 && kind == CLASS_RACE) ||
+                           (phase == 2 && kind == CLASS_CRASHED);
             unsigned char board[2 * N_LOCATIONS];
             for (int i = 0; i < N_LOCATIONS; i++) {
                 board[i] = (unsigned char)mover[i];
@@ -289,9 +293,11 @@ static PyObject *selfplay_games(PyObject *module, PyObject *args, PyObject *kwds
             swap_sides(mover, opponent);
             side_info(mover, &me);
             side_info(opponent, &other);
-            unsigned char end = me.off == CHEQUERS || other.off == CHEQUERS ||
-                                (phase == 0 ? !is_contact(&me, &other)
-                                            : in_bearoff_zone(&me, &other));
+            kind = side_class(mover, opponent, &me, &other);
+            unsigned char end = kind == CLASS_OVER ||
+                                (phase == 0   ? !is_contact(&me, &other)
+                                 : phase == 1 ? kind == CLASS_BEAROFF
+                                              : recorded && kind != CLASS_CRASHED);
             if (recorded && (buffer_add(&boards, board, sizeof board) < 0 ||
                              buffer_add(&values, value, sizeof value) < 0 ||
                              buffer_add(&ends, &end, 1) < 0)) {
@@ -639,8 +645,8 @@ static PyMethodDef module_methods[] = {
     {"selfplay", (PyCFunction)(void (*)(void))selfplay_games, METH_VARARGS | METH_KEYWORDS,
      "selfplay(evaluator, race, seed, games, noise=0.0, max_plies=10000, phase=0, "
      "alternatives=0, search=None) -> (boards, values, ends, alternatives): the contact "
-     "(phase 0) or race (1) positions of greedy 0-ply self-play games (1-ply with search = "
-     "(limit, threshold)), and the runners-up of its moves (see the C source)."},
+     "(phase 0), race (1) or crashed (2) positions of greedy 0-ply self-play games (1-ply "
+     "with search = (limit, threshold)), and the runners-up of its moves (see the C source)."},
     {"roll_averages", (PyCFunction)(void (*)(void))selfplay_roll_averages, METH_FASTCALL,
      "roll_averages(evaluator, race, boards) -> 5 doubles per board: its roll_average."},
     {"duel", (PyCFunction)(void (*)(void))selfplay_duel, METH_FASTCALL,

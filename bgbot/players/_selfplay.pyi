@@ -19,10 +19,11 @@ def encode(boards: bytes, /) -> tuple[bytes, bytes]:
 def selfplay(evaluator: Net | Mlp, race: _Race, seed: int, games: int, noise: float = 0.0,
              max_plies: int = 10000, phase: int = 0, alternatives: int = 0,
              search: tuple[int, float] | None = None) -> tuple[bytes, bytes, bytes, bytes]:
-    """(boards, values, ends, alternatives) of the contact (phase 0) or race (1) positions of
-    greedy 0-ply self-play games (with ``search`` = (limit, threshold): played at 1-ply with
-    that move filter), and with ``alternatives`` K the boards of up to K runners-up of each
-    move (see the C source). Positions are evaluated as `_contact.Mlp.evaluate` does."""
+    """(boards, values, ends, alternatives) of the contact (phase 0), race (1) or crashed (2)
+    positions of greedy 0-ply self-play games (with ``search`` = (limit, threshold): played
+    at 1-ply with that move filter), and with ``alternatives`` K the boards of up to K
+    runners-up of each move (see the C source). Positions are evaluated as
+    `_contact.Mlp.evaluate` does."""
 
 def roll_averages(evaluator: Net | Mlp, race: _Race, boards: bytes, /) -> bytes:
     """5 doubles per 50-byte board: its roll_average."""

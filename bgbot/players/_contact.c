@@ -390,7 +390,7 @@ static double sigmoid(double z)
     return 1.0 / (1.0 + exp(-z));
 }
 
-/* The constrained probabilities of HeuristicEvaluator.evaluate_sides (linear heads) for a
+/* The constrained probabilities of linear.LinearHeads.evaluate_sides (linear heads) for a
  * contact position (the caller has checked that it is one), `mover` on roll. */
 static void net_contact(const EvalBase *base, const int *mover, const int *opponent,
                         const Side *me, const Side *other, double *p)

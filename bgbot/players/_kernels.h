@@ -389,6 +389,7 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
 #include "_movegen.h"
 
 /* ---------------------------------------------------------------------- network inputs */
+
 /* The network's inputs (network.py's `inputs`, the definition): the contact features of
  * features.py without the bias (N_FEATURES - 1), then a plain board encoding of each side,
  * the player on roll first: per point 1..24 four units (at least 1, 2, 3 chequers, and
@@ -475,7 +476,7 @@ static int side_class(const int *mover, const int *opponent, const Side *me, con
     return is_crashed(mover, me) || is_crashed(opponent, other) ? CLASS_CRASHED : CLASS_CONTACT;
 }
 
-/* The exact outcome of a finished game (evaluator._terminal), `mover` on roll; 0 if the game
+/* The exact outcome of a finished game (by_class.game_outcome), `mover` on roll; 0 if the game
  * is not over. */
 static int terminal_chances(const Side *me, const Side *other, double *p)
 {

@@ -25,6 +25,12 @@ unknown or whose input layout is not this code's is refused (`WeightsError`), an
 file must also match the checksum recorded here (`SHIPPED_SHA256`), so an old build cannot
 silently use new weights, nor a new build old ones.
 
+A network is for one class of positions, its `phase` (`PHASES`, named in the header): the
+contact network, a race network (races outside the bear-off database), a crashed network
+(`position_class.is_crashed`). The player's evaluator (`evaluator.HeuristicEvaluator`) takes
+one per class; the agent spec names them (``heuristic:weights=FILE``, ``race=net``,
+``crashed=FILE``).
+
 Evaluation: ``bgbot.players._contact.Mlp`` in C when the extension is built; otherwise
 `PythonNetwork` with numpy (the pure-Python fallback: a network is matrix products, which
 plain Python would do a hundred times slower).

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from bgbot.core.position import Position
 from bgbot.players import network
 from bgbot.players.base import Context, Probabilities
+from bgbot.players.by_class import CompiledNetwork
 from bgbot.players.evaluator import HeuristicEvaluator
 from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES, HeuristicPlayer
 from bgbot.players.network import (
@@ -38,27 +39,22 @@ from bgbot.players.network import (
     outcome_mask,
     parameter_count,
 )
+from bgbot.players.position_class import PositionClass
 from tools.gameloop import play_game
 
 from .conftest import board
+from .networks import random_network
 from .strategies import legal_positions
 
 contact: Any
+training: Any
 try:
     from bgbot.players import _contact as contact
+    from bgbot.players import _selfplay as training
 except ImportError:
-    contact = None
-needs_extension = pytest.mark.skipif(contact is None, reason="bgbot.players._contact not built")
-
-
-def random_network(hidden: tuple[int, ...], seed: int = 7) -> WeightsFile:
-    """A network with random weights, large enough that its outputs vary across positions."""
-    rng = np.random.default_rng(seed)
-    widths = (N_INPUTS, *hidden, len(OUTCOMES))
-    layers = [((rng.standard_normal((a, b)) * (1.5 / np.sqrt(a))).astype(np.float32),
-               (rng.standard_normal(b) * 0.1).astype(np.float32))
-              for a, b in zip(widths, widths[1:])]
-    return WeightsFile.from_arrays(layers, provenance={"test": True})
+    contact = training = None
+needs_extension = pytest.mark.skipif(contact is None or training is None,
+                                     reason="bgbot.players._contact or _selfplay not built")
 
 
 ONE = random_network((24,))
@@ -240,7 +236,7 @@ def test_c_network_and_inputs_equal_python_on_generated_positions(position: Posi
 @needs_extension
 def test_encode_gives_the_inputs_and_masks_of_many_boards() -> None:
     boards = b"".join(bytes(p.mover) + bytes(p.opponent) for p in SELF_PLAY[:50])
-    x, allowed = contact.encode(boards)
+    x, allowed = training.encode(boards)
     x = np.frombuffer(x, dtype=np.float32).reshape(50, N_INPUTS)
     allowed = np.frombuffer(allowed, dtype=np.uint8).reshape(50, 6)
     for k, position in enumerate(SELF_PLAY[:50]):
@@ -248,10 +244,10 @@ def test_encode_gives_the_inputs_and_masks_of_many_boards() -> None:
         assert tuple(bool(v) for v in allowed[k]) == outcome_mask(position.mover,
                                                                   position.opponent)
     with pytest.raises(ValueError, match="50-byte"):
-        contact.encode(boards[:-1])
+        training.encode(boards[:-1])
     overlapping = bytes((5,) + (0,) * 24) + bytes((0,) * 23 + (3, 0))
     with pytest.raises(ValueError, match="both sides"):
-        contact.encode(overlapping)
+        training.encode(overlapping)
 
 
 @needs_extension
@@ -278,7 +274,8 @@ NET_FAST = (HeuristicEvaluator(eval="net", network=TWO, use_bearoff=False, compi
 
 
 def test_the_pure_network_evaluator_uses_numpy() -> None:
-    assert not NET_PURE.compiled and NET_PURE._python_network is not None
+    assert not NET_PURE.compiled
+    assert isinstance(NET_PURE.classes.evaluator_for(PositionClass.CONTACT), PythonNetwork)
     assert NET_PURE.eval == "net" and NET_PURE.network is TWO
     position = SELF_PLAY[10]
     assert position.is_contact()
@@ -385,7 +382,7 @@ def test_selfplay_records_follow_the_games() -> None:
     record's position (from its side on roll), or at an end an exact result or race."""
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    boards, values, ends, alternatives = contact.selfplay(NET_FAST._net, race, 9, 20)
+    boards, values, ends, alternatives = training.selfplay(NET_FAST._net, race, 9, 20)
     n = len(ends)
     assert len(boards) == 50 * n and len(values) == 40 * n and sum(ends) == 20
     value = np.frombuffer(values, dtype=np.float64).reshape(n, 5)
@@ -398,7 +395,7 @@ def test_selfplay_records_follow_the_games() -> None:
         assert nxt.is_contact()
         assert np.allclose(value[t], NET_FAST.evaluate(nxt), atol=1e-12)
     assert boards[:50] == bytes(Position.initial().mover) * 2
-    again = contact.selfplay(NET_FAST._net, race, 9, 20)
+    again = training.selfplay(NET_FAST._net, race, 9, 20)
     assert again == (boards, values, ends, alternatives) and alternatives == b""
 
 
@@ -409,8 +406,8 @@ def test_selfplay_records_the_runners_up_of_its_moves() -> None:
     side to roll first, as good for the mover as a candidate can be without being chosen."""
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    plain = contact.selfplay(NET_FAST._net, race, 13, 10)
-    boards, values, ends, alts = contact.selfplay(NET_FAST._net, race, 13, 10, alternatives=2)
+    plain = training.selfplay(NET_FAST._net, race, 13, 10)
+    boards, values, ends, alts = training.selfplay(NET_FAST._net, race, 13, 10, alternatives=2)
     assert (boards, values, ends) == plain[:3]
     n_alt = len(alts) // 50
     assert len(alts) % 50 == 0 and len(ends) < n_alt <= 2 * len(ends)
@@ -418,7 +415,7 @@ def test_selfplay_records_the_runners_up_of_its_moves() -> None:
         roller, other = tuple(alts[50 * k: 50 * k + 25]), tuple(alts[50 * k + 25: 50 * k + 50])
         assert Position(other, roller).is_contact()
     with pytest.raises(ValueError, match="alternatives"):
-        contact.selfplay(NET_FAST._net, race, 13, 1, alternatives=99)
+        training.selfplay(NET_FAST._net, race, 13, 1, alternatives=99)
 
 
 def _splitmix_dice(seed: int, game: int) -> Iterator[tuple[int, int]]:
@@ -453,9 +450,9 @@ def test_searched_selfplay_plays_as_the_one_ply_player() -> None:
     player = HeuristicPlayer(plies=1, evaluator=NET_FAST)
     (limit, threshold), = MOVE_FILTERS[1]
     seed, games = 5, 3
-    boards, values, ends, _ = contact.selfplay(NET_FAST._net, race, seed, games,
+    boards, values, ends, _ = training.selfplay(NET_FAST._net, race, seed, games,
                                                search=(limit, threshold))
-    greedy = contact.selfplay(NET_FAST._net, race, seed, games)
+    greedy = training.selfplay(NET_FAST._net, race, seed, games)
     assert boards != greedy[0]  # the search changes the play
     value = np.frombuffer(values, dtype=np.float64).reshape(len(ends), 5)
     game, dice, checked = 0, _splitmix_dice(seed, 0), 0
@@ -473,9 +470,9 @@ def test_searched_selfplay_plays_as_the_one_ply_player() -> None:
         checked += 1
     assert game == games and checked > 50
     with pytest.raises(ValueError, match="search"):
-        contact.selfplay(NET_FAST._net, race, seed, 1, search=(limit, threshold), alternatives=2)
+        training.selfplay(NET_FAST._net, race, seed, 1, search=(limit, threshold), alternatives=2)
     with pytest.raises(ValueError, match="search"):
-        contact.selfplay(NET_FAST._net, race, seed, 1, search=(0, threshold))
+        training.selfplay(NET_FAST._net, race, seed, 1, search=(0, threshold))
 
 
 @needs_extension
@@ -485,7 +482,7 @@ def test_duel_pubeval_plays_pubeval_as_the_python_player_does() -> None:
     from bgbot.players.pubeval import CONTACT_WEIGHTS, RACE_WEIGHTS, pubeval_score
 
     race = HeuristicEvaluator(eval="linear")._race_sides
-    points = contact.duel_pubeval(HeuristicEvaluator(eval="linear")._net, race,
+    points = training.duel_pubeval(HeuristicEvaluator(eval="linear")._net, race,
                                   CONTACT_WEIGHTS, RACE_WEIGHTS, 3, 50)
     assert len(points) == 100 and all(p in (-3, -2, -1, 1, 2, 3) for p in points)
     position = SELF_PLAY[12]
@@ -521,7 +518,8 @@ RACES = _races()
 
 def test_a_race_network_decides_races_outside_the_bear_off_zone() -> None:
     pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
-    assert pure.race_network is RACE and pure._python_race is not None
+    assert pure.race_network is RACE
+    assert isinstance(pure.classes.evaluator_for(PositionClass.RACE), PythonNetwork)
     formula = HeuristicEvaluator(eval="net", network=TWO, race_network=False, compiled=False)
     assert formula.race_network is None
     for position in RACES:
@@ -536,7 +534,9 @@ def test_a_race_network_decides_races_outside_the_bear_off_zone() -> None:
 def test_the_c_race_network_equals_the_python_one() -> None:
     fast = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=True)
     pure = HeuristicEvaluator(eval="net", network=TWO, race_network=RACE, compiled=False)
-    assert fast._net is not None and fast._net.race_network is fast._race_mlp
+    race_class = fast.classes.evaluator_for(PositionClass.RACE)
+    assert isinstance(race_class, CompiledNetwork)
+    assert fast._net is not None and fast._net.race_network is race_class.network
     for position in RACES:
         a, b = fast.evaluate(position), pure.evaluate(position)
         assert max(abs(x - y) for x, y in zip(a, b)) <= 1e-5
@@ -571,7 +571,7 @@ def test_race_networks_are_checked_when_set() -> None:
 def test_race_self_play_records_races_outside_the_zone() -> None:
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    boards, _, ends, _ = contact.selfplay(NET_FAST._net, race, 4, 30, phase=1)
+    boards, _, ends, _ = training.selfplay(NET_FAST._net, race, 4, 30, phase=1)
     assert len(ends) > 30
     for k in range(len(ends)):
         mover, opponent = tuple(boards[50 * k: 50 * k + 25]), tuple(boards[50 * k + 25:
@@ -595,7 +595,7 @@ def test_a_self_play_game_that_does_not_end_closes_its_record() -> None:
     """With too few plies allowed, each game's record ends where play stops (no error)."""
     assert NET_FAST is not None and NET_FAST._net is not None
     race = HeuristicEvaluator(eval="linear")._race_sides
-    boards, values, ends, _ = contact.selfplay(NET_FAST._net, race, 2, 5, max_plies=6)
+    boards, values, ends, _ = training.selfplay(NET_FAST._net, race, 2, 5, max_plies=6)
     assert sum(ends) == 5 and len(ends) <= 30 and ends[-1] == 1
 
 

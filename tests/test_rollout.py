@@ -120,8 +120,8 @@ def test_the_later_rolls_are_uniform() -> None:
 ])
 def test_the_c_kernel_plays_the_python_definition_to_the_last_bit(
         position: Position, truncate: int, vr: bool, trials: int) -> None:
-    """The kernel's races outside the bear-off zone use the race formula in C, the
-    definition the evaluator's (Python) one: the same numbers, luck included."""
+    """The same numbers, luck included (the kernel's races outside the bear-off zone use the
+    race formula in C, held equal to race.py's in test_evaluators)."""
     dice = RolloutDice(17)
     kernel = kernel_trials(EVALUATOR, position, dice, 30, trials, truncate, vr)
     assert kernel == [play_trial(EVALUATOR, position, dice, t, truncate, vr)

@@ -32,6 +32,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     names = zipfile.ZipFile(wheel).namelist()
     assert "bgbot/players/data/contact.bgw" in names
     assert any(n.startswith("bgbot/players/_contact.") and n.endswith(".so") for n in names)
+    assert any(n.startswith("bgbot/players/_selfplay.") and n.endswith(".so") for n in names)
+    assert "bgbot/players/_kernels.h" in names
     assert any(n.startswith("bgbot/core/_movegen.") and n.endswith(".so") for n in names)
     # what the systemd units and the README's daemon set-up take from <environment>/share
     for shared in ("share/doc/bgbot/README.md", "share/bgbot/bgbot.toml",
@@ -58,16 +60,19 @@ evaluator = HeuristicEvaluator()
 print(bgbot.__file__)
 print(evaluator.eval, evaluator.compiled, evaluator.network.hidden)
 print(round(evaluator.evaluate(Position.initial()).win, 3))
+from bgbot.players import _selfplay  # training's extension is built too
+print(_selfplay.KERNELS_VERSION)
 """
 
 
 def test_the_wheel_plays_with_its_own_weights(installed: Path) -> None:
     result = _run(installed, PROBE)
     assert result.returncode == 0, result.stderr
-    location, kind, win = result.stdout.split("\n")[:3]
+    location, kind, win, kernels = result.stdout.split("\n")[:4]
     assert location.startswith(str(installed))
     assert kind.startswith("net True")
     assert 0.4 < float(win) < 0.6  # the player on roll at the start: about even
+    assert kernels.isdigit()
 
 
 def test_a_tampered_weights_file_in_the_wheel_is_refused(installed: Path) -> None:

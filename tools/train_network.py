@@ -4,7 +4,7 @@ Self-play only (issue 14): no gnubg output and no third-party weights. Each iter
 
 1. plays ``--games`` games of the greedy 0-ply player against itself with the current network
    (iteration 1: today's linear evaluator, ``--start linear``, or a random network), in C
-   (``bgbot.players._contact.selfplay``: dice from seeds derived from ``--seed``, the
+   (``bgbot.players._selfplay.selfplay``: dice from seeds derived from ``--seed``, the
    iteration and the chunk, so the data do not depend on ``--workers``), recording every
    contact position before the roll; ``--play-plies 1`` plays them at 1-ply instead (the 1-ply
    player's move filter; about 60 times slower), so the labels learn the value of its play;
@@ -64,7 +64,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bgbot.players import _contact  # noqa: E402
+from bgbot.players import _contact, _selfplay  # noqa: E402
 from bgbot.players.base import Probabilities  # noqa: E402
 from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
 from bgbot.players.features import ROLLS  # noqa: E402
@@ -125,7 +125,7 @@ def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float
     games."""
     blob, hidden, contact, seed, games, noise, alternatives, play_plies = job
     race = _race_evaluator()
-    result: tuple[bytes, bytes, bytes, bytes] = _contact.selfplay(
+    result: tuple[bytes, bytes, bytes, bytes] = _selfplay.selfplay(
         _policy(blob, hidden, contact), race._race_sides, seed, games, noise,
         phase=0 if contact is None else 1, alternatives=alternatives,
         search=MOVE_FILTERS[1][0] if play_plies else None)
@@ -135,7 +135,7 @@ def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float
 def _roll_averages(job: tuple[bytes | None, tuple[int, ...], Contact, bytes]) -> bytes:
     blob, hidden, contact, boards = job
     race = _race_evaluator()
-    values: bytes = _contact.roll_averages(_policy(blob, hidden, contact), race._race_sides,
+    values: bytes = _selfplay.roll_averages(_policy(blob, hidden, contact), race._race_sides,
                                            boards)
     return values
 
@@ -262,7 +262,7 @@ def look_ahead(pool: Any, workers: int, blob: bytes | None, hidden: tuple[int, .
 def _screen(job: tuple[bytes, tuple[int, ...], Contact, int, int]) -> list[int]:
     blob, hidden, contact, seed, pairs = job
     race = _race_evaluator()
-    points: list[int] = _contact.duel_pubeval(_policy(blob, hidden, contact), race._race_sides,
+    points: list[int] = _selfplay.duel_pubeval(_policy(blob, hidden, contact), race._race_sides,
                                               CONTACT_WEIGHTS, RACE_WEIGHTS, seed, pairs)
     return points
 
@@ -508,7 +508,7 @@ class Model:
 
 
 def encode(boards: bytes) -> tuple[np.ndarray, np.ndarray]:
-    x, allowed = _contact.encode(boards)
+    x, allowed = _selfplay.encode(boards)
     n = len(boards) // 50
     return (np.frombuffer(x, dtype=np.float32).reshape(n, N_INPUTS),
             np.frombuffer(allowed, dtype=np.uint8).reshape(n, N_OUT).astype(bool))

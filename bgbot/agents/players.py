@@ -46,9 +46,9 @@ def limit_player_caches(entries: int = PLAYER_CACHE_ENTRIES) -> None:
     limit)."""
     if entries > 0:
         from ..players.bearoff import BearoffDatabase
-        from ..players.evaluator import HeuristicEvaluator
+        from ..players.caches import BoundedCache
 
-        HeuristicEvaluator.CACHE_LIMIT = entries
+        BoundedCache.limit = entries
         BearoffDatabase.SIDE_CACHE_LIMIT = entries
 
 
@@ -62,6 +62,8 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "eval": "net (the default: the network) or linear (the linear heads of before)",
         "weights": "a network weights file instead of the shipped one",
         "race": "model (the race formula) or net (the race network, where one is shipped)",
+        "crashed": "a network weights file for crashed positions (phase crashed; default: the "
+                   "contact evaluation decides them)",
         "cube_life": "Janowski cube efficiency in contact, 0..1 (default 0.68)",
     })
     level = opts.choice("level", None, tuple(LEVELS))
@@ -83,12 +85,17 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
             raise FormatError(f"agent {spec.name!r} option race", race,
                               "no race network is shipped (tools/train_network.py --phase "
                               "race trains one): races use the race formula")
+    crashed = opts.text("crashed")
     try:
         evaluator = shared_evaluator(evaluation, Path(weights) if weights else None,
-                                     race_model=race == "model")
+                                     race_model=race == "model",
+                                     crashed=Path(crashed) if crashed else None)
     except ValueError as error:  # a weights file that cannot be used, or none installed
-        raise FormatError(f"agent {spec.name!r} option {'weights' if weights else 'eval'}",
-                          weights or evaluation or "", str(error)) from None
+        # a WeightsError names the file first
+        option, value = (("crashed", crashed) if crashed and str(error).startswith(crashed)
+                         else ("weights", weights) if weights else ("eval", evaluation))
+        raise FormatError(f"agent {spec.name!r} option {option}", value or "",
+                          str(error)) from None
     cube_life = opts.number("cube_life", -1.0, 0.0, 1.0) if opts.given("cube_life") else None
     agent = PlayerAgent(HeuristicPlayer(plies=plies, noise=noise,
                                         seed=_seed(opts, seed), evaluator=evaluator,
@@ -112,7 +119,7 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "
-               "level=NAME, eval=net|linear, weights=FILE, race=net|model)",
-               host_options=("weights",))
+               "level=NAME, eval=net|linear, weights=FILE, race=net|model, crashed=FILE)",
+               host_options=("weights", "crashed"))
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")

@@ -450,7 +450,7 @@ static int check_board(const int *mover, const int *opponent)
 }
 
 /* A die: an int 1..6. */
-static int parse_die(PyObject *obj, const char *name, int *out)
+MAYBE_UNUSED static int parse_die(PyObject *obj, const char *name, int *out)
 {
     if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name,

@@ -483,23 +483,25 @@ LEVELS: dict[str, tuple[int, float]] = {
 """Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). What each
 measured against pubeval is in the README ("The player")."""
 
-_SHARED: dict[tuple[str | None, str | None, bool], HeuristicEvaluator] = {}
+_SHARED: dict[tuple[str | None, str | None, bool, str | None], HeuristicEvaluator] = {}
 
 
 def shared_evaluator(eval: str | None = None, weights: Path | None = None,
-                     race_model: bool = False) -> HeuristicEvaluator:
-    """One evaluator per process and kind (its tables take a moment to build, the network is
-    read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it, ``weights``
-    a contact network file instead of the shipped one, ``race_model`` the race formula instead
-    of the race network. Raises `WeightsError` (a ValueError) for a weights file that cannot
-    be used."""
-    key = (eval, None if weights is None else str(weights), race_model)
+                     race_model: bool = False, crashed: Path | None = None) -> HeuristicEvaluator:
+    """One evaluator per process and kind (its tables take a moment to build, the networks
+    are read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it,
+    ``weights`` a contact network file instead of the shipped one, ``race_model`` the race
+    formula instead of the race network, ``crashed`` a crashed network file. Raises
+    `WeightsError` (a ValueError) for a weights file that cannot be used."""
+    key = (eval, None if weights is None else str(weights), race_model,
+           None if crashed is None else str(crashed))
     found = _SHARED.get(key)
     if found is None:
         network = None if weights is None else WeightsFile.read(weights, phase="contact")
+        crashed_network = None if crashed is None else WeightsFile.read(crashed, phase="crashed")
         found = _SHARED[key] = HeuristicEvaluator(
             eval=eval if network is None or eval is not None else "net", network=network,
-            race_network=False if race_model else None)
+            race_network=False if race_model else None, crashed_network=crashed_network)
     return found
 
 

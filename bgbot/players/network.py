@@ -25,6 +25,12 @@ unknown or whose input layout is not this code's is refused (`WeightsError`), an
 file must also match the checksum recorded here (`SHIPPED_SHA256`), so an old build cannot
 silently use new weights, nor a new build old ones.
 
+A network is for one class of positions, its `phase` (`PHASES`, named in the header): the
+contact network, a race network (races outside the bear-off database), a crashed network
+(`position_class.is_crashed`). The player's evaluator (`evaluator.HeuristicEvaluator`) takes
+one per class; the agent spec names them (``heuristic:weights=FILE``, ``race=net``,
+``crashed=FILE``).
+
 Evaluation: ``bgbot.players._contact.Mlp`` in C when the extension is built; otherwise
 `PythonNetwork` with numpy (the pure-Python fallback: a network is matrix products, which
 plain Python would do a hundred times slower).
@@ -69,8 +75,10 @@ FORMAT = 1
 """Version of the weights file layout (`WeightsFile`)."""
 MAGIC = b"BGBOTNET"
 
-PHASES = ("contact", "race")
-"""What a network evaluates: contact positions, or races outside the bear-off database."""
+PHASES = ("contact", "race", "crashed")
+"""What a network evaluates (the position class it is for, `position_class.PositionClass`):
+contact positions, races outside the bear-off database, or crashed positions (contact where a
+side's game has collapsed; without a crashed network the contact network takes them)."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
 SHIPPED_SHA256 = "8ee561d85a848bc91eb17e3e3bf8276e32cd03926b2ef765d59240bfda932d5b"
@@ -79,6 +87,11 @@ SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""
 SHIPPED_RACE_SHA256 = ""
 """The SHA-256 of `SHIPPED_RACE_FILE` ("": none shipped yet; races use the race model)."""
+SHIPPED_CRASHED_FILE = Path(__file__).with_name("data") / "crashed.bgw"
+"""The crashed network the player uses by default."""
+SHIPPED_CRASHED_SHA256 = ""
+"""The SHA-256 of `SHIPPED_CRASHED_FILE` ("": none shipped yet; the contact network decides
+crashed positions)."""
 
 
 def input_layout() -> str:
@@ -271,6 +284,16 @@ def shipped_race_weights() -> WeightsFile | None:
                             phase="race")
 
 
+@cache
+def shipped_crashed_weights() -> WeightsFile | None:
+    """The shipped crashed network (`SHIPPED_CRASHED_FILE`, checked against
+    `SHIPPED_CRASHED_SHA256`), or None when none is shipped."""
+    if not SHIPPED_CRASHED_SHA256:
+        return None
+    return WeightsFile.read(SHIPPED_CRASHED_FILE, expected_sha256=SHIPPED_CRASHED_SHA256,
+                            phase="crashed")
+
+
 def parameter_count(hidden: Sequence[int]) -> int:
     """Number of parameters of a network with these hidden widths."""
     widths = (N_INPUTS, *hidden, len(OUTCOMES))
@@ -312,5 +335,18 @@ class PythonNetwork:
         return tuple(float(v) for v in self.outcomes_batch(x, allowed)[0])
 
     def chances_for(self, mover: Sequence[int], opponent: Sequence[int]) -> Probabilities:
-        """The five chances for ``mover`` on roll (a contact position)."""
+        """The five chances for ``mover`` on roll (a position of the network's class)."""
         return chances(self.outcomes(mover, opponent))
+
+    evaluate_sides = chances_for
+    """The network as its class's evaluator (`by_class.SideEvaluator`)."""
+
+    def evaluate_batch(self, boards: Sequence[tuple[Sequence[int], Sequence[int]]]
+                       ) -> list[Probabilities]:
+        """`chances_for` of many (mover, opponent) boards in one matrix product (equal to one
+        by one up to float32 rounding)."""
+        import numpy as np
+
+        x = np.asarray([inputs(*board) for board in boards], dtype=np.float32)
+        allowed = np.asarray([outcome_mask(*board) for board in boards])
+        return [chances([float(v) for v in row]) for row in self.outcomes_batch(x, allowed)]

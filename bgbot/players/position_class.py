@@ -5,7 +5,9 @@ Two layers of names, both pure functions of a `Position` (seen from the side on 
 * `position_class`: the classes an evaluator is chosen by, as gnubg splits its nets --
   ``over``, ``bearoff`` (no contact, every chequer of both sides in its home board: the
   bear-off database's ground), ``race`` (no contact), ``crashed`` (contact, and a side whose
-  game has collapsed: `is_crashed`), ``contact``.
+  game has collapsed: `is_crashed`), ``contact``. `side_class` is the same of a board given
+  as the two sides' counts (the evaluator's dispatch, `evaluator.HeuristicEvaluator`, and its C
+  twin ``bgbot.players._contact.position_class``, which the tests hold equal to it).
 * `game_plan`: a finer label for benchmarks and position sets (issue 29): ``bearoff``,
   ``race``, ``crashed``, ``bearoff_contact``, ``back_game``, ``prime_vs_prime``, ``holding``,
   ``blitz``, ``opening``, ``middle_game_blots`` (a blot anywhere) and ``middle_game``. The
@@ -31,23 +33,28 @@ rules of thumb, not fitted):
 from __future__ import annotations
 
 from enum import Enum
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ..core.position import BAR_INDEX, Position
 
 __all__ = [
     "GAME_PLANS",
     "PositionClass",
+    "SideFacts",
+    "class_of",
     "game_plan",
     "is_crashed",
     "made_points",
     "longest_prime",
     "position_class",
+    "side_class",
+    "side_facts",
 ]
 
 _STARTING = {23: 2, 12: 5, 7: 3, 5: 5}
 """Index -> chequers of a side's starting position (points 24, 13, 8, 6)."""
 CRASHED_ACTIVE = 6
+HOME_POINTS = 6
 BACK_GAME_DEFICIT = 30
 OPENING_CHEQUERS = 11
 BLITZ_POINTS = 3
@@ -80,17 +87,46 @@ def is_crashed(side: Sequence[int]) -> bool:
     return in_play - surplus <= CRASHED_ACTIVE
 
 
-def position_class(position: Position) -> PositionClass:
-    """The evaluator's class of ``position`` (module docstring)."""
-    if position.is_game_over():
+class SideFacts(NamedTuple):
+    """What the class of a position takes from one side (`side_facts`)."""
+
+    rearmost: int
+    """The index of its rearmost chequer (0..24, 24 the bar), -1 when all are borne off."""
+    crashed: bool
+    """`is_crashed`."""
+
+
+def side_facts(side: Sequence[int]) -> SideFacts:
+    """`SideFacts` of a side's 25 counts."""
+    rearmost = BAR_INDEX
+    while rearmost >= 0 and not side[rearmost]:
+        rearmost -= 1
+    return SideFacts(rearmost, is_crashed(side))
+
+
+def class_of(mover: SideFacts, opponent: SideFacts) -> PositionClass:
+    """The class of a board from its sides' facts, ``mover`` on roll: over when a side has
+    borne everything off; a race (`Position.is_race`) when no chequer has an opposing one
+    ahead, the bear-off class when both sides are all home; else crashed or contact."""
+    if mover.rearmost < 0 or opponent.rearmost < 0:
         return PositionClass.OVER
-    if position.is_race():
-        if _all_home(position.mover) and _all_home(position.opponent):
+    if mover.rearmost + opponent.rearmost < BAR_INDEX:
+        if mover.rearmost < HOME_POINTS and opponent.rearmost < HOME_POINTS:
             return PositionClass.BEAROFF
         return PositionClass.RACE
-    if is_crashed(position.mover) or is_crashed(position.opponent):
+    if mover.crashed or opponent.crashed:
         return PositionClass.CRASHED
     return PositionClass.CONTACT
+
+
+def side_class(mover: Sequence[int], opponent: Sequence[int]) -> PositionClass:
+    """The evaluator's class of the board with ``mover`` (25 counts) on roll."""
+    return class_of(side_facts(mover), side_facts(opponent))
+
+
+def position_class(position: Position) -> PositionClass:
+    """The evaluator's class of ``position`` (module docstring)."""
+    return side_class(position.mover, position.opponent)
 
 
 def made_points(side: Sequence[int]) -> list[int]:

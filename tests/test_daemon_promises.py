@@ -183,6 +183,13 @@ def test_a_request_cannot_run_a_program(daemon: Daemon, shape: int) -> None:
     assert not target.exists(), "the daemon ran the program a request named"
 
 
+def test_every_file_option_of_the_player_is_refused(daemon: Daemon) -> None:
+    """A crashed-position network (``crashed=FILE``) is a file too."""
+    error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA",
+                      agent="heuristic:crashed=/etc/hostname")
+    assert error.details["field"] == "agent" and "crashed" in error.message
+
+
 def test_a_fallback_cannot_name_a_file_either(daemon: Daemon) -> None:
     error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA",
                       agent="ubgi:fallback=heuristic:weights=/etc/hostname")

@@ -359,3 +359,35 @@ def test_a_run_starts_from_a_network_file_with_its_play(tmp_path: Path) -> None:
                               "--label-rollout", "5,30", "--oneply", "0.1"],
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "multiple of 36" in refused.stderr
+
+
+def test_a_crashed_run_trains_the_crashed_network_beside_the_shipped_contact_one(
+        tmp_path: Path) -> None:
+    """``--phase crashed --contact FILE``: self-play with the contact network, the network
+    being trained evaluating the crashed positions (it starts as a copy of ``--init``), TD on
+    the crashed positions alone; its file is a crashed network the player takes
+    (``heuristic:crashed=FILE``), and a resumed run ends bit-identical."""
+    shipped = ROOT / "bgbot" / "players" / "data" / "contact.bgw"
+    common = ["--phase", "crashed", "--contact", str(shipped), "--init", str(shipped),
+              "--hidden", "128,128", "--games", "40", "--screen", "4", "--lr", "1e-5",
+              "--seed", "3"]
+
+    def train(run: Path, iterations: int) -> None:
+        done = subprocess.run([sys.executable, str(TOOL), "--run", str(run), "--iterations",
+                               str(iterations), *common], capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+
+    train(tmp_path / "straight", 2)
+    train(tmp_path / "resumed", 1)
+    train(tmp_path / "resumed", 2)
+    made = WeightsFile.read(tmp_path / "straight" / "network.bgw")
+    assert made.phase == "crashed"
+    assert made.parameters == WeightsFile.read(tmp_path / "resumed" / "network.bgw").parameters
+    state = json.loads((tmp_path / "straight" / "state.json").read_text())
+    assert 0 < state["positions"] < 40 * 60  # crashed positions only: a fraction of the game
+
+    from bgbot.deciders import create_agent
+
+    agent = create_agent(f"heuristic:crashed={tmp_path / 'straight' / 'network.bgw'}")
+    assert f"crashed net {made.sha256[:16]}" in (agent.knowledge or "")

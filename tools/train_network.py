@@ -100,18 +100,27 @@ def _race_evaluator() -> HeuristicEvaluator:
     return evaluator
 
 
-Contact = tuple[bytes, tuple[int, ...]] | None
-"""The fixed contact network of a race run (parameters, hidden widths), or None."""
+PHASE_RECORDS = {"contact": 0, "race": 1, "crashed": 2}
+"""The records self-play keeps for each phase a run trains (`_selfplay.selfplay`'s phase)."""
+Contact = tuple[bytes, tuple[int, ...], str] | None
+"""The fixed contact network of a race or crashed run (parameters, hidden widths, the phase
+being trained), or None."""
 
 
 def _policy(blob: bytes | None, hidden: tuple[int, ...], contact: Contact) -> Any:
     """The C evaluator that plays: in a contact run the network being trained (``blob``) or
-    at first the linear heads; in a race run the fixed contact network, with the race network
-    being trained (none at first: the race formulas)."""
+    at first the linear heads; in a race (crashed) run the fixed contact network, with the race
+    (crashed) network being trained (none at first: the race formulas, the contact
+    network)."""
     if contact is not None:
-        policy = _contact.Mlp(*contact)
+        parameters, widths, phase = contact
+        policy = _contact.Mlp(parameters, widths)
         if blob is not None:
-            policy.set_race_network(_contact.Mlp(blob, hidden))
+            trained = _contact.Mlp(blob, hidden)
+            if phase == "crashed":
+                policy.set_crashed_network(trained)
+            else:
+                policy.set_race_network(trained)
         return policy
     if blob is None:
         return _race_evaluator()._net
@@ -127,7 +136,7 @@ def _generate(job: tuple[bytes | None, tuple[int, ...], Contact, int, int, float
     race = _race_evaluator()
     result: tuple[bytes, bytes, bytes, bytes] = _selfplay.selfplay(
         _policy(blob, hidden, contact), race._race_sides, seed, games, noise,
-        phase=0 if contact is None else 1, alternatives=alternatives,
+        phase=0 if contact is None else PHASE_RECORDS[contact[2]], alternatives=alternatives,
         search=MOVE_FILTERS[1][0] if play_plies else None)
     return result
 
@@ -615,10 +624,10 @@ def iterate(run: Path, model: Model | None, state: dict[str, Any], pool: Any,
     hidden = tuple(config["hidden"])
     started = time.time()
     contact: Contact = None
-    if config["phase"] == "race":
+    if config["phase"] in ("race", "crashed"):
         fixed = WeightsFile.read(Path(config["contact"]), expected_sha256=config["contact_sha256"],
                                  phase="contact")
-        contact = (fixed.parameters, fixed.hidden)
+        contact = (fixed.parameters, fixed.hidden, config["phase"])
     blob = None if model is None else WeightsFile.from_arrays(model.export()).parameters
     policy_hidden = hidden if model is not None else ()
     chunks = [(blob, policy_hidden, contact, chunk_seed(config["seed"], iteration, c),
@@ -785,8 +794,9 @@ def ship(run: Path, which: str = "best", since: int | None = None) -> None:
         weights.write(source)
     weights = WeightsFile.read(source)
     SHIP_DIR.mkdir(exist_ok=True)
-    name, constant = (("contact.bgw", "SHIPPED_SHA256") if weights.phase == "contact"
-                      else ("race.bgw", "SHIPPED_RACE_SHA256"))
+    name, constant = {"contact": ("contact.bgw", "SHIPPED_SHA256"),
+                      "race": ("race.bgw", "SHIPPED_RACE_SHA256"),
+                      "crashed": ("crashed.bgw", "SHIPPED_CRASHED_SHA256")}[weights.phase]
     digest = weights.write(SHIP_DIR / name)
     module = ROOT / "bgbot" / "players" / "network.py"
     text = module.read_text()
@@ -889,10 +899,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="mirrored pairs against pubeval after each iteration (0: none)")
     parser.add_argument("--screen-every", type=int, default=1,
                         help="screen after every N-th iteration")
-    parser.add_argument("--phase", choices=("contact", "race"), default="contact",
-                        help="train the contact network, or the race network (with --contact)")
+    parser.add_argument("--phase", choices=tuple(PHASE_RECORDS), default="contact",
+                        help="train the contact network, or (with --contact) the race network "
+                             "or the network for crashed positions (position_class.py)")
     parser.add_argument("--contact", type=Path, default=None,
-                        help="race runs: the contact network that plays the contact phase")
+                        help="race and crashed runs: the contact network that plays the "
+                             "contact positions (the shipped one: bgbot/players/data/contact.bgw)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="processes for self-play")
     parser.add_argument("--ship-which", choices=("best", "average", "latest", "window"),
@@ -909,8 +921,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--ship", action="store_true",
                         help="copy the run's network into the package and stop")
     args = parser.parse_args(argv)
-    if (args.phase == "race") != (args.contact is not None):
-        parser.error("--contact goes with --phase race, and --phase race needs it")
+    if (args.phase != "contact") != (args.contact is not None):
+        parser.error("--contact goes with --phase race or crashed, and they need it")
     if args.anchor_decay and args.init is None:
         parser.error("--anchor-decay pulls towards the --init network: give --init")
     if args.label_keep < 0 or (args.label_keep and args.label_plies != 2):
@@ -952,8 +964,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         state = {"config": _config(args), "iteration": 0, "games": 0, "positions": 0,
                  "history": []}
         if args.init and args.init.suffix == ".bgw":
-            model = model_of_weights(WeightsFile.read(args.init, phase=args.phase),
-                                     args.seed, args.sd_floor)
+            start = WeightsFile.read(args.init)
+            if start.phase not in (args.phase, "contact"):
+                sys.exit(f"{args.init} is a {start.phase} network: a {args.phase} run starts "
+                         f"from a {args.phase} or a contact network")
+            fixed: Contact = None
+            if args.contact is not None:
+                network = WeightsFile.read(args.contact, phase="contact")
+                fixed = (network.parameters, network.hidden, args.phase)
+            model = model_of_weights(start, args.seed, args.sd_floor, fixed)
             model.anchor = [p.copy() for p in model.params] if args.anchor_decay else None
         elif args.init:
             model = Model.from_state(np.load(args.init))
@@ -984,14 +1003,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 keep.write_bytes((run / "average.bgw").read_bytes())
 
 
-def model_of_weights(weights: WeightsFile, seed: int, sd_floor: float) -> Model:
+def model_of_weights(weights: WeightsFile, seed: int, sd_floor: float,
+                     contact: Contact = None) -> Model:
     """A fresh model (new optimiser) computing what the weights file computes (``--init
-    FILE.bgw``, e.g. the shipped network): the input scaling is measured on 200 self-play games
-    of that network (seeded) and taken out of the first layer, which the file holds for raw
-    inputs (`Model.export` folds it in)."""
+    FILE.bgw``, e.g. the shipped network): the input scaling is measured on the positions of
+    the run's phase in 200 self-play games with that network (seeded; ``contact``: a race or
+    crashed run's fixed contact network) and taken out of the first layer, which the file
+    holds for raw inputs (`Model.export` folds it in)."""
     layers = weights.arrays()
-    boards = _generate((weights.parameters, weights.hidden, None, chunk_seed(seed, 0, 0), 200,
-                        0.0, 0, 0))[0]
+    games = 200 if contact is None else 1000  # crashed positions are rarer
+    boards = _generate((weights.parameters, weights.hidden, contact, chunk_seed(seed, 0, 0),
+                        games, 0.0, 0, 0))[0]
     x, _ = encode(boards)
     mu = x.mean(axis=0).astype(np.float32)
     sd = np.maximum(x.std(axis=0), sd_floor).astype(np.float32)

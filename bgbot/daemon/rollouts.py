@@ -164,8 +164,8 @@ class Rollouts:
 
         def progress(stand: RolloutProgress) -> None:
             now = time.monotonic()
-            if now - running.published < PROGRESS_INTERVAL:
-                return
+            if now - running.published < PROGRESS_INTERVAL or stand.trials >= stand.total:
+                return  # too soon, or done: the last event (`_publish_end`) says it
             running.published = now
             try:
                 loop.call_soon_threadsafe(self._publish_progress, running, stand)

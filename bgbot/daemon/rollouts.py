@@ -36,7 +36,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping
 
-from ..core.errors import BgbotError, FormatError
+from ..core.errors import BgbotError
+from ..deciders import create_agent
 from ..rollout import (CandidateResult, RolloutProgress, RolloutResult, close_players,
                        rollout_candidates, rollout_position)
 from ..rollout.settings import DEFAULT_TRIALS
@@ -98,7 +99,12 @@ class Rollouts:
         it; the awaitable gives the reply's content when it ends."""
         if self._closed:
             raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
-        check_request_agent(str(content.get("player", DEFAULT_ROLLOUT_PLAYER)), "player")
+        player = str(content.get("player", DEFAULT_ROLLOUT_PLAYER))
+        check_request_agent(player, "player")
+        try:
+            create_agent(player)  # its options, checked here: a worker's error would be late
+        except BgbotError as exc:
+            raise _bad("player", str(exc)) from None
         trials = int(content.get("trials", DEFAULT_TRIALS))
         if trials > limits.max_rollout_trials:
             raise _bad("trials", f"at most {limits.max_rollout_trials} trials a rollout (the "
@@ -142,8 +148,6 @@ class Rollouts:
                                     "rollout could reply") from None
             raise ProtocolError(ErrorCode.INTERNAL, "a rollout worker died (its log says "
                                 "why); try again") from None
-        except FormatError as exc:
-            raise _bad(exc.field, exc.reason) from None
         except BgbotError as exc:  # the player cannot play (an engine that fails)
             player = running.request.settings.player
             raise ProtocolError(ErrorCode.UNSUPPORTED, f"{player}: {exc}",

@@ -27,9 +27,9 @@ from tests.daemon_harness import (Daemon, DaemonDirs, pid_alive, remove_tree, sh
                                   start_daemon, wait_for)
 
 START = "4HPwATDgc/ABMA"
-LIMITS = "rollout_workers = 2\nmax_rollouts = 1\nmax_rollout_trials = 12960\n"
-LONG = {"position": START, "trials": 12960, "truncate": 8, "cubeful": False}
-"""A rollout that runs for seconds (until it is cancelled)."""
+LIMITS = "rollout_workers = 2\nmax_rollouts = 1\nmax_rollout_trials = 129600\n"
+LONG = {"position": START, "trials": 129600, "truncate": 2, "cubeful": False}
+"""A rollout that runs for a minute or more (until it is cancelled), in short chunks."""
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +206,7 @@ def test_cancelling_an_unknown_rollout_is_not_found(daemon: Daemon) -> None:
 
 @pytest.mark.parametrize("content, field", [
     ({"trials": 100}, "trials"),
-    ({"trials": 36 * 1000}, "trials"),  # above limits.max_rollout_trials
+    ({"trials": 36 * 4000}, "trials"),  # above limits.max_rollout_trials
     ({"trials": 0}, "trials"),
     ({"truncate": -1}, "truncate"),
     ({"seed": -1}, "seed"),
@@ -248,7 +248,7 @@ def test_hello_and_status_say_what_rollouts_may_do(daemon: Daemon) -> None:
     assert {"rollout_request", "rollout_cancel_request"} <= set(hello["requests"])
     assert "rollout_progress" in hello["events"]
     assert hello["limits"]["max_rollouts"] == 1
-    assert hello["limits"]["max_rollout_trials"] == 12960
+    assert hello["limits"]["max_rollout_trials"] == 129600
 
 
 # ------------------------------------------------------------------ a stopping daemon

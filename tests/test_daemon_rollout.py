@@ -10,6 +10,8 @@ leaves no worker behind. Small rollouts: 36-72 trials cut after a few plies.
 
 from __future__ import annotations
 
+import os
+import signal
 import statistics
 import threading
 import time
@@ -193,6 +195,21 @@ def test_one_rollout_too_many_is_busy(daemon: Daemon) -> None:
         running.finish()
     assert client.request("rollout", position=START, trials=36, truncate=2,
                           cubeful=False)["result"]["trials"] == 36
+
+
+def test_a_rollout_worker_that_dies_fails_its_rollout_not_the_daemon(daemon: Daemon) -> None:
+    running = Running(daemon)
+    wait_for(lambda: any(e["trials"] > 0 for e in running.events), timeout=60)
+    client = daemon.client()
+    workers = client.status()["load"]["rollout_workers"]
+    os.kill(workers[0], signal.SIGKILL)
+    with pytest.raises(DaemonError) as info:
+        running.finish()
+    assert info.value.code is ErrorCode.INTERNAL and "worker died" in info.value.message
+    again = daemon.client(timeout=120).request("rollout", position=START, trials=36,
+                                               truncate=2, cubeful=False)
+    assert again["result"]["trials"] == 36  # on a new pool
+    assert not set(client.status()["load"]["rollout_workers"]) & set(workers)
 
 
 def test_cancelling_an_unknown_rollout_is_not_found(daemon: Daemon) -> None:

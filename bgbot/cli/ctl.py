@@ -405,8 +405,9 @@ def _cmd_status(args: argparse.Namespace, client: Any) -> int:
           f"up {_duration(reply['uptime'])}")
     print(f"matches:   {m['active']} playing, {m['finished']} finished{limit}")
     print(f"frontends: {f['running']} of {f['total']} running")
-    print(f"load:      {load['requests']} requests, {load['queued']} queued, loadavg "
-          + " ".join(f"{x:.2f}" for x in load["loadavg"]))
+    rollouts = f", {load['rollouts']} rollouts" if "rollouts" in load else ""  # 1.3
+    print(f"load:      {load['requests']} requests, {load['queued']} queued{rollouts}, "
+          "loadavg " + " ".join(f"{x:.2f}" for x in load["loadavg"]))
     return 0
 
 

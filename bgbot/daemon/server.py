@@ -3,8 +3,9 @@
 One asyncio loop does only I/O and bookkeeping: a ZeroMQ ROUTER for requests (clients use
 DEALER sockets), a PUB socket for events (topic ``match.<id>``), the gnubg external-player
 frontends, signals and the systemd notifications. CPU-heavy work runs in worker processes
-(`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, so
-``status`` is answered within milliseconds however many matches play.
+(`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, and
+the trials of rollouts in a process pool of their own (`bgbot.daemon.rollouts`), so ``status``
+is answered within milliseconds however many matches and rollouts play.
 
 Each request type has one handler, a method below registered with
 `bgbot.daemon.requests.handles` (quick ones answer on the loop; the others run as tasks or hand

@@ -70,7 +70,8 @@ def rollout_worker_init(settings: WorkerSettings) -> None:
 
 @dataclass
 class _Running:
-    """One rollout being played: its id, its cancel flag, and how far it is."""
+    """One rollout being played: its id, what it plays, its cancel flag, when it started
+    and when it last published its progress."""
 
     rollout_id: str
     request: RolloutRequest
@@ -101,10 +102,6 @@ class Rollouts:
             raise ProtocolError(ErrorCode.SHUTTING_DOWN, "the daemon is stopping")
         player = str(content.get("player", DEFAULT_ROLLOUT_PLAYER))
         check_request_agent(player, "player")
-        try:
-            create_agent(player)  # its options, checked here: a worker's error would be late
-        except BgbotError as exc:
-            raise _bad("player", str(exc)) from None
         trials = int(content.get("trials", DEFAULT_TRIALS))
         if trials > limits.max_rollout_trials:
             raise _bad("trials", f"at most {limits.max_rollout_trials} trials a rollout (the "
@@ -118,6 +115,10 @@ class Rollouts:
             raise ProtocolError(ErrorCode.BUSY, f"{len(self.running)} rollouts are running, the "
                                 f"daemon's limit (limits.max_rollouts); try again later",
                                 {"limit": limits.max_rollouts, "key": "limits.max_rollouts"})
+        try:
+            create_agent(player)  # its options, checked here: a worker's error would be late
+        except BgbotError as exc:
+            raise _bad("player", str(exc)) from None
         running = _Running(rollout_id, request)
         self.running[rollout_id] = running
         return self._run(running)

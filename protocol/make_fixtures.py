@@ -20,7 +20,7 @@ import msgpack
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bgbot.daemon.protocol import Message, Signer, frontend_topic, match_topic, message_kind  # noqa: E402
+from bgbot.daemon.protocol import Message, Signer, event_topic, message_kind  # noqa: E402
 
 FIXTURE_KEY = b"bgbot-protocol-fixtures"
 FIXTURE_TIME = 1767225600.25
@@ -64,8 +64,7 @@ def fixture_frames(msg_type: str, content: dict[str, Any]) -> list[bytes]:
     )
     frames = Signer(FIXTURE_KEY).serialize(message)
     if kind == "event":
-        frames.insert(0, frontend_topic(content["frontend"]) if msg_type == "frontend_event"
-                      else match_topic(content["match_id"]))
+        frames.insert(0, event_topic(msg_type, content))
     return frames
 
 

@@ -456,9 +456,9 @@ def _protocol_seeds() -> list[str]:
 
 def _protocol_parse(text: str) -> Any:
     """The frames after the routing identities (\\x1e between frames, latin-1) as the daemon
-    reads them: envelope, schema, and a decision request's contents."""
+    reads them: envelope, schema, and a decision or rollout request's contents."""
     from bgbot.daemon.protocol import Signer
-    from bgbot.daemon.wire import decision_request
+    from bgbot.daemon.wire import decision_request, rollout_request
 
     frames = [part.encode("latin-1", "replace") for part in text.split("\x1e")]
     message = Signer(None, replay_window=math.inf).deserialize(frames)
@@ -466,6 +466,8 @@ def _protocol_parse(text: str) -> Any:
                             "take_decision_request", "resign_decision_request",
                             "evaluate_request"):
         return message, decision_request(message.msg_type, message.content)
+    if message.msg_type == "rollout_request":
+        return message, rollout_request(message.content)
     return message, None
 
 

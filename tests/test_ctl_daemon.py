@@ -113,3 +113,66 @@ def test_a_tcp_endpoint_needs_its_events_endpoint_named(daemon: Daemon) -> None:
 def test_a_config_that_cannot_be_read_is_named(daemon: Daemon) -> None:
     done = ctl(daemon, "--config", str(daemon.dirs.root / "nope.toml"), "status")
     assert done.returncode == 2 and "nope.toml" in done.stderr
+
+
+# ------------------------------------------------------------------ bgbot ctl rollout (1.3)
+
+
+ROLLOUT = ("4HPwATDgc/ABMA", "--trials", "72", "--truncate", "6", "--cubeless", "--seed", "3")
+
+
+def local_rollout(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`bgbot rollout ARGV` in this machine's process, the reference."""
+    return subprocess.run([sys.executable, "-m", "bgbot.cli", "rollout", *argv], text=True,
+                          capture_output=True, timeout=300, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def without_speed(table: str) -> list[str]:
+    """A rollout table without how long it took (its last line ends with the time and speed)."""
+    lines = table.rstrip("\n").splitlines()
+    return lines[:-1] + [lines[-1].split(" plies a trial")[0]]
+
+
+def test_ctl_rollout_prints_the_table_bgbot_rollout_prints(daemon: Daemon) -> None:
+    done = ctl(daemon, *by_endpoint(daemon), "rollout", *ROLLOUT, timeout=300)
+    here = local_rollout(*ROLLOUT)
+    assert done.returncode == 0 and here.returncode == 0, (done.stderr, here.stderr)
+    assert without_speed(done.stdout) == without_speed(here.stdout)
+    assert "rollout of 4HPwATDgc/ABMA (money, cube 1 centred): 72 trials" in done.stdout
+
+
+def test_ctl_rollout_of_a_roll_watches_its_progress(daemon: Daemon) -> None:
+    argv = ("4HPwATDgc/ABMA", "--dice", "31", "--trials", "36", "--truncate", "4",
+            "--candidates", "3")
+    done = ctl(daemon, *by_endpoint(daemon), "rollout", *argv, "--watch", timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    table = lines.index(next(line for line in lines if line.startswith("rollout of the plays")))
+    assert table >= 1 and lines[table - 1].endswith("; stopped: trials")
+    assert all(" trials" in line and line.split("/")[0].isdigit() for line in lines[:table])
+    here = local_rollout(*argv)
+    assert without_speed("\n".join(lines[table:])) == without_speed(here.stdout)
+
+
+def test_ctl_rollout_json_is_the_reply_with_the_figures_of_bgbot_rollout(daemon: Daemon
+                                                                         ) -> None:
+    import json
+
+    done = ctl(daemon, *by_endpoint(daemon), "rollout", *ROLLOUT, "--json", timeout=300)
+    here = local_rollout(*ROLLOUT, "--json")
+    assert done.returncode == 0, done.stderr
+    reply, mine = json.loads(done.stdout), json.loads(here.stdout)
+    for figures in (reply["result"], mine):
+        for key in ("seconds", "trials_per_second", "context"):
+            figures.pop(key, None)
+    assert reply["result"] == mine
+    assert reply["rollout_id"] and reply["context"]["cube_owner"] == "centre"
+
+
+def test_ctl_rollout_errors_name_the_field(daemon: Daemon) -> None:
+    done = ctl(daemon, *by_endpoint(daemon), "rollout", "4HPwATDgc/ABMA", "--trials", "100")
+    assert done.returncode == 1 and "(field: trials)" in done.stderr and "108" in done.stderr
+    done = ctl(daemon, *by_endpoint(daemon), "rollout", "4HPwATDgc/ABMA", "--player",
+               "ubgi:command=/bin/true", "--trials", "36")
+    assert done.returncode == 1 and "(field: player)" in done.stderr

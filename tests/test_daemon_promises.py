@@ -169,10 +169,11 @@ def start_shapes(spec: str) -> list[tuple[str, dict[str, Any], str]]:
         ("frontend_start", {"name": "sneaky", "kind": "gnubg_external",
                             "options": {"listen": "127.0.0.1:0", "agent": spec}},
          "options.agent"),
+        ("rollout", {"position": "4HPwATDgc/ABMA", "player": spec, "trials": 36}, "player"),
     ]
 
 
-@pytest.mark.parametrize("shape", range(6))
+@pytest.mark.parametrize("shape", range(7))
 def test_a_request_cannot_run_a_program(daemon: Daemon, shape: int) -> None:
     target = daemon.dirs.root / f"ran-{shape}"
     msg_type, content, field = start_shapes(f"ubgi:command=/usr/bin/touch {target}")[shape]
@@ -196,7 +197,7 @@ def test_a_fallback_cannot_name_a_file_either(daemon: Daemon) -> None:
     assert error.details["field"] == "agent"
 
 
-@pytest.mark.parametrize("shape", range(6))
+@pytest.mark.parametrize("shape", range(7))
 def test_a_request_cannot_read_a_file_nor_learn_whether_it_exists(daemon: Daemon,
                                                                    shape: int) -> None:
     answers = []
@@ -208,7 +209,7 @@ def test_a_request_cannot_read_a_file_nor_learn_whether_it_exists(daemon: Daemon
     assert answers[0] == answers[1] == answers[2]
 
 
-@pytest.mark.parametrize("shape", range(6))
+@pytest.mark.parametrize("shape", range(7))
 def test_the_human_agent_is_refused_where_it_is_named(daemon: Daemon, shape: int) -> None:
     """Issue 31 item 8: it used to be accepted, and the match then failed with a traceback."""
     msg_type, content, field = start_shapes("human")[shape]
@@ -232,6 +233,22 @@ def test_a_named_agent_hosts_a_match(daemon: Daemon) -> None:
         ["shippednet", "random"], length=1, seed=3)["match"]["match_id"]), timeout=60))
     assert events[-1][0] == "match_ended"
     assert events[0][0] in ("match_started", "game_started")
+
+
+def test_a_named_agent_plays_a_rollout(daemon: Daemon) -> None:
+    """In the daemon's rollout workers too, which know the configuration's named agents:
+    the figures of the spec it names, rolled out in this process."""
+    from bgbot.core.context import Context
+    from bgbot.core.position import Position
+    from bgbot.rollout import RolloutSettings, rollout_position
+
+    settings = {"trials": 36, "truncate": 2, "seed": 4, "cubeful": False}
+    reply = daemon.client(timeout=120).request("rollout", position="4HPwATDgc/ABMA",
+                                               player="shippednet", **settings)
+    here = rollout_position(Position.initial(), Context(), RolloutSettings(
+        player=f"heuristic:weights={shipped_weights()}", **settings))
+    assert reply["result"]["player"] == "shippednet"
+    assert reply["result"]["chances"] == here.to_json()["chances"]
 
 
 @pytest.mark.parametrize("spec", ["selfubgi:timeout=1", "shippednet:plies=1"])

@@ -213,6 +213,8 @@ def test_fixture_round_trips_byte_for_byte(path: Path) -> None:
 def event_topic_and(msg: Message) -> tuple[bytes, Message]:
     if msg.msg_type == "frontend_event":
         return proto.frontend_topic(msg.content["frontend"]), msg
+    if msg.msg_type == "rollout_progress":
+        return proto.rollout_topic(msg.content["rollout_id"]), msg
     return proto.match_topic(msg.content["match_id"]), msg
 
 
@@ -225,6 +227,8 @@ def test_fixture_is_what_spec_section_11_describes(path: Path) -> None:
         content = msgpack.unpackb(frames[-1], raw=False)
         if path.stem == "frontend_event":  # since 1.1: a server frontend's topic
             assert frames[0] == b"frontend." + content["frontend"].encode()
+        elif path.stem == "rollout_progress":  # since 1.3: a running rollout's topic
+            assert frames[0] == b"rollout." + content["rollout_id"].encode()
         else:
             assert frames[0] == b"match." + content["match_id"].encode()
         frames = frames[1:]

@@ -83,6 +83,10 @@ def test_bad_options_are_refused_with_what_to_do() -> None:
     assert done.returncode == 2 and done.stdout == ""
     done = _bgbot("rollout", "4HPwATDgc/ABMA", "--dask", "nowhere")
     assert done.returncode == 2 and "tcp://" in done.stderr
+    # found in a worker process: the error crosses back to the command (it broke the pool)
+    done = _bgbot("rollout", "4HPwATDgc/ABMA", *QUICK, "--player", "heuristic:plies=x",
+                  "--concurrency", "2")
+    assert done.returncode == 2 and "plies" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_hint_ranks_the_plays_by_rollout() -> None:

@@ -1,25 +1,30 @@
-"""What `bgbot rollout` and `bgbot hint --rollout` share: the rollout options, the progress
-bar, and gnubg-like tables of the results."""
+"""What `bgbot rollout`, `bgbot hint --rollout` and `bgbot ctl rollout` share: the rollout
+options, the progress bar, and gnubg-like tables of the results (local, or a daemon's
+report)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.context import Context
 from ..core.errors import BgbotError, FormatError
-from ..rollout import CHANCES, CandidateResult, RolloutProgress, RolloutResult, RolloutSettings
+from ..rollout import (CHANCES, CandidateResult, Estimate, RolloutProgress, RolloutResult,
+                       RolloutSettings)
 from ..rollout.settings import DEFAULT_TRIALS
 from ._executors import DASK_HELP
 
-__all__ = ["add_rollout_options", "candidates_table", "context_text", "result_table",
-           "roll_out", "rollout_progress", "settings_from"]
+__all__ = ["add_rollout_options", "candidates_table", "context_text", "reported_progress",
+           "reported_table", "result_table", "roll_out", "rollout_progress", "settings_from"]
 
 
-def add_rollout_options(parser: argparse.ArgumentParser, *, player: bool = True) -> None:
+def add_rollout_options(parser: argparse.ArgumentParser, *, player: bool = True,
+                        where: bool = True) -> None:
     """The rollout options (``player``: with --player; a command that has one already
-    says False)."""
+    says False; ``where``: with --concurrency and --dask, which a daemon's rollout has not:
+    it runs on the daemon's workers)."""
     group = parser.add_argument_group("rollout")
     if player:
         group.add_argument("--player", default="heuristic", metavar="SPEC",
@@ -49,10 +54,12 @@ def add_rollout_options(parser: argparse.ArgumentParser, *, player: bool = True)
                        "standard error is below X")
     group.add_argument("--no-vr", dest="vr", action="store_false",
                        help="no variance reduction (luck is not subtracted)")
-    where = parser.add_argument_group("where to run")
-    where.add_argument("--concurrency", type=int, default=1, metavar="N",
-                       help="run trials on N local worker processes (default 1: this one)")
-    where.add_argument("--dask", default=None, metavar="ADDRESS|local", help=DASK_HELP)
+    if not where:
+        return
+    running = parser.add_argument_group("where to run")
+    running.add_argument("--concurrency", type=int, default=1, metavar="N",
+                         help="run trials on N local worker processes (default 1: this one)")
+    running.add_argument("--dask", default=None, metavar="ADDRESS|local", help=DASK_HELP)
 
 
 def settings_from(args: argparse.Namespace, player: str) -> RolloutSettings:
@@ -157,6 +164,28 @@ def candidates_table(results: Sequence[CandidateResult], context: Context,
         lines.append(_footer(max(rolled, key=lambda r: r.trials),
                              sum(r.trials for r in rolled), len(rolled)))
     return "\n".join(lines)
+
+
+def reported_table(reply: Mapping[str, Any]) -> str:
+    """The table of a daemon's rollout reply (protocol 1.3, ``rollout_reply``): the same as
+    `bgbot rollout` prints for the same rollout."""
+    from ..daemon.wire import context_from_wire, rules_from_wire
+
+    context = context_from_wire(reply["context"], rules_from_wire(reply["rules"]))
+    if "result" in reply:
+        return result_table(RolloutResult.from_json(reply["result"]), context)
+    dice = reply["dice"]
+    return candidates_table([CandidateResult.from_json(c) for c in reply["candidates"]],
+                            context, (int(dice[0]), int(dice[1])))
+
+
+def reported_progress(event: Mapping[str, Any]) -> RolloutProgress:
+    """A daemon's ``rollout_progress`` event as the progress a local rollout reports."""
+    mean, se = event.get("equity"), event.get("se")
+    equity = None if mean is None else Estimate(
+        float(mean), math.inf if se is None else float(se), float(mean),
+        math.inf if se is None else float(se))
+    return RolloutProgress(int(event["trials"]), int(event["total"]), (equity,))
 
 
 def rollout_progress(enabled: bool) -> tuple[Callable[[RolloutProgress], None], Any]:

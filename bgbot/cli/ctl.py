@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ._args import match_length
+from ._rollouts import add_rollout_options
 
 _EPILOG = """\
 examples:
@@ -28,6 +29,8 @@ examples:
   bgbot ctl evaluate 4HPwATDgc/ABMA             chances of the player on roll
   bgbot ctl play 4HPwATDgc/ABMA 31 --candidates 5
   bgbot ctl play 'XGID=-b----E-C---eE---c-e----AA:0:0:1:52:0:0:0:0:10'
+  bgbot ctl rollout 4HPwATDgc/ABMA --dice 31 --trials 1296 --truncate 10
+                                                roll out the plays of a 3-1 on the daemon
   bgbot ctl watch                               every event of every match, live
   bgbot ctl frontends                           gnubg external-player listeners and their state
   bgbot ctl keygen ~/.config/bgbot/control.key  make a signing key (mode 0600)
@@ -74,8 +77,9 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help="print the reply as JSON (watch: one JSON object per line)")
 
 
-def _context_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agent", metavar="SPEC", help="agent to ask (default: the daemon's)")
+def _context_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    if agent:
+        parser.add_argument("--agent", metavar="SPEC", help="agent to ask (default: the daemon's)")
     group = parser.add_argument_group(
         "context (only with a bare Position ID; a GNU BG ID or XGID carries its own)")
     group.add_argument("--match-length", type=match_length, metavar="N", help="match length (default money)")
@@ -194,6 +198,21 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     play.add_argument("--candidates", type=int, default=0, metavar="N",
                       help="also show the N best plays with their equities")
     _context_options(play)
+
+    rollout = _sub(commands, "rollout", "roll out a position, or the plays of a roll, on the "
+                   "daemon (the table of bgbot rollout)", _ROLLOUT_EPILOG, _cmd_rollout,
+                   description="Roll a position out on the daemon's rollout workers, with a "
+                   "player on both sides, and print the chances and equity with their standard "
+                   "errors; with dice, roll out and rank the candidate plays. The same settings "
+                   "and seed give the same figures as bgbot rollout.")
+    rollout.add_argument("position", metavar="ID", help="Position ID, GNU BG ID or XGID")
+    rollout.add_argument("--dice", default=None, metavar="D1D2",
+                         help="roll out the candidate plays of this roll (e.g. 31)")
+    add_rollout_options(rollout, where=False)
+    rollout.add_argument("--watch", action="store_true",
+                         help="print its progress events as they come (with --json: one "
+                         "object per event, then the reply)")
+    _context_options(rollout, agent=False)
 
     watch = _sub(commands, "watch", "print match events live",
                  "examples:\n  bgbot ctl watch                  every match, until interrupted\n"
@@ -369,7 +388,7 @@ def _decision_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.crawford:
         context["crawford"] = True
     return {"context": context or None, "rules": _options(args.rule, "--rule") or None,
-            "agent": args.agent}
+            "agent": getattr(args, "agent", None)}
 
 
 # --------------------------------------------------------------------------- commands
@@ -386,8 +405,9 @@ def _cmd_status(args: argparse.Namespace, client: Any) -> int:
           f"up {_duration(reply['uptime'])}")
     print(f"matches:   {m['active']} playing, {m['finished']} finished{limit}")
     print(f"frontends: {f['running']} of {f['total']} running")
-    print(f"load:      {load['requests']} requests, {load['queued']} queued, loadavg "
-          + " ".join(f"{x:.2f}" for x in load["loadavg"]))
+    rollouts = f", {load['rollouts']} rollouts" if "rollouts" in load else ""  # 1.3
+    print(f"load:      {load['requests']} requests, {load['queued']} queued{rollouts}, "
+          "loadavg " + " ".join(f"{x:.2f}" for x in load["loadavg"]))
     return 0
 
 
@@ -557,6 +577,65 @@ def _cmd_play(args: argparse.Namespace, client: Any) -> int:
         shown = "   n/a" if equity is None else f"{equity:+.3f}"
         print(f"  {rank:2}. {candidate['play'] or '(none)':28} {shown}")
     return 0
+
+
+def _cmd_rollout(args: argparse.Namespace, client: Any) -> int:
+    from ._rollouts import reported_progress, reported_table, rollout_progress
+    from .plays import parse_dice
+
+    dice = parse_dice([args.dice]) if args.dice else None
+    show_bar, bar = rollout_progress(not args.json and not args.watch)
+    best = "best equity" if dice else "equity"
+
+    def progress(event: dict[str, Any]) -> None:
+        if args.watch and args.json:
+            _print_json({"msg_type": "rollout_progress", "content": event})
+        elif args.watch:
+            line = f"{event['trials']}/{event['total']} trials"
+            if event["equity"] is not None:
+                line += f", {best} {event['equity']:+.4f}"
+                if event["se"] is not None:
+                    line += f" ± {event['se']:.4f}"
+            line += f" ({event['seconds']:.1f} s)"
+            print(line + (f"; stopped: {event['stopped']}" if event["stopped"] else ""))
+        else:
+            show_bar(reported_progress(event))
+        sys.stdout.flush()
+
+    if args.watch:
+        _check_events(args)
+    wanted = args.watch or (not args.json and sys.stderr.isatty()
+                            and not getattr(args, "events_unknown", False))
+    decision = _decision_args(args)
+    with bar:
+        reply = client.rollout(
+            args.position, dice, context=decision["context"], rules=decision["rules"],
+            progress=progress if wanted else None, player=args.player, trials=args.trials,
+            truncate=args.truncate, seed=args.seed, vr=args.vr, cubeful=args.cubeful,
+            se_target=args.se_target, candidates=args.candidates if dice else None)
+    if args.json:
+        _print_json(reply)
+    else:
+        print(reported_table(reply))
+    return 0
+
+
+_ROLLOUT_EPILOG = """\
+examples:
+  bgbot ctl rollout 4HPwATDgc/ABMA --trials 1296 --truncate 10
+                                         the position, for the player on roll
+  bgbot ctl rollout 4HPwATDgc/ABMA --dice 31 --cubeless --watch
+                                         the plays of a 3-1, with progress lines
+  bgbot ctl rollout 'XGID=-b----E-C---eE---c-e----AA:0:0:1:00:6:3:1:7:10' --json
+  bgbot ctl rollout 4HPwATDgc/ABMA --player gnubg:plies=0 --trials 144
+
+The daemon plays the trials on its rollout workers (limits.rollout_workers; at most
+limits.max_rollout_trials trials a rollout, limits.max_rollouts at once) and answers when
+the rollout ends; the same settings and seed give the figures of bgbot rollout bit for bit.
+Ctrl-C cancels it and prints what it had; a second Ctrl-C leaves at once. The player is an
+agent a request may name: a kind without file or program options, or a named agent of the
+daemon's bgbot.toml.
+"""
 
 
 def _cmd_watch(args: argparse.Namespace, client: Any) -> int:

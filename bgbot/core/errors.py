@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class BgbotError(Exception):
     """Base class of every error bgbot raises on purpose."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the error it is, whatever its ``__init__`` takes: an error raised in a
+        worker process (a pool's, Dask's) reaches the process that waits for it. Python's
+        default calls ``__init__`` again with the message alone, which fails for errors that
+        take other arguments (`FormatError`), and a pool then breaks instead."""
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[BgbotError], args: tuple[Any, ...], state: dict[str, Any]
+             ) -> BgbotError:
+    """An error unpickled (`BgbotError.__reduce__`): its arguments and attributes, without
+    calling its ``__init__``."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidPosition(BgbotError, ValueError):

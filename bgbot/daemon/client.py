@@ -44,6 +44,7 @@ from .protocol import (
     new_message,
     reply_type,
     request_type,
+    rollout_topic,
     validate_content,
 )
 
@@ -200,6 +201,20 @@ class _Requests(Generic[R]):
     def frontend_stop(self, name: str) -> R:
         return self.request("frontend_stop", name=name)
 
+    def rollout(self, position: str, dice: Sequence[int] | None = None, *,
+                context: Mapping[str, Any] | None = None, rules: Mapping[str, Any] | None = None,
+                **settings: Any) -> R:
+        """A rollout of ``position``, or with ``dice`` of its candidate plays (protocol 1.3);
+        ``settings``: player, trials, truncate, seed, vr, cubeful, se_target, candidates (left
+        out: the daemon's defaults). This waits at most the client's timeout; `Client.rollout`
+        waits for the end however long it takes, with progress."""
+        return self.request("rollout", **rollout_content(position, dice, context, rules, settings))
+
+    def rollout_cancel(self, rollout_id: str) -> R:
+        """Stop a running rollout (its id: the msg_id of its request); its own reply then
+        comes with the trials so far."""
+        return self.request("rollout_cancel", rollout_id=rollout_id)
+
     def reload(self) -> R:
         return self.request("reload")
 
@@ -216,6 +231,17 @@ def _decision(position: str, context: Mapping[str, Any] | None, rules: Mapping[s
         content["rules"] = dict(rules)
     if agent:
         content["agent"] = agent
+    return content
+
+
+def rollout_content(position: str, dice: Sequence[int] | None,
+                    context: Mapping[str, Any] | None, rules: Mapping[str, Any] | None,
+                    settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A rollout_request's content; settings given as None are left out."""
+    content = _decision(position, context, rules, None)
+    if dice is not None:
+        content["dice"] = [int(d) for d in dice]
+    content.update({key: value for key, value in settings.items() if value is not None})
     return content
 
 
@@ -379,6 +405,79 @@ class Client(_Core, _Requests[dict[str, Any]]):
                 answer = self._answer(msg, reply)
                 if answer is not None:
                     return answer
+
+    def rollout(self, position: str, dice: Sequence[int] | None = None, *,
+                context: Mapping[str, Any] | None = None, rules: Mapping[str, Any] | None = None,
+                progress: Callable[[dict[str, Any]], None] | None = None,
+                **settings: Any) -> dict[str, Any]:
+        """A rollout of ``position``, or with ``dice`` of its candidate plays (protocol 1.3;
+        ``settings`` as `_Requests.rollout`): the reply's content, when the rollout ends,
+        however long it takes. ``progress`` gets the content of each ``rollout_progress``
+        event (subscribed to before the request goes). While no reply comes, the daemon is
+        asked ``status`` after every ``timeout`` seconds without news: a daemon that does not
+        answer it raises `DaemonUnreachable`. A KeyboardInterrupt cancels the rollout
+        (``rollout_cancel``) and the reply, with the trials so far, is still returned; a
+        second one is raised."""
+        msg, frames = self._build("rollout", rollout_content(position, dice, context, rules,
+                                                             settings))
+        with contextlib.ExitStack() as stack:
+            sub = None
+            if progress is not None:
+                sub = stack.enter_context(self._subscribed(rollout_topic(msg.msg_id)))
+            return self._long_request(msg, frames, sub, progress).content
+
+    def _long_request(self, msg: Message, frames: list[bytes], sub: zmq.Socket[Any] | None,
+                      on_event: Callable[[dict[str, Any]], None] | None) -> Message:
+        """Send a request whose reply may take long (a rollout) and wait for it, giving its
+        events on ``sub`` to ``on_event``, probing the daemon with ``status`` after every
+        ``timeout`` seconds of silence, and cancelling the rollout on a first Ctrl-C."""
+        socket = self._control()
+        if not socket.poll(max(0, int(self.timeout * 1000)), zmq.POLLOUT):
+            raise self._unreachable("could not connect to", self.timeout)
+        socket.send_multipart(frames, flags=zmq.NOBLOCK)
+        poller = zmq.Poller()
+        poller.register(socket, zmq.POLLIN)
+        if sub is not None:
+            poller.register(sub, zmq.POLLIN)
+        signer = Signer(self.key)
+        topic = rollout_topic(msg.msg_id)
+        news = time.monotonic()
+        probe: tuple[Message, float] | None = None
+        cancelled = False
+        while True:
+            try:
+                ready = dict(poller.poll(_POLL_SLICE_MS))
+                if sub is not None and sub in ready:
+                    while sub.poll(0, zmq.POLLIN):
+                        received = sub.recv_multipart()
+                        if received[0] != topic:
+                            continue  # a longer id with ours as its prefix
+                        event = self._event(received[1:], signer)
+                        news = time.monotonic()
+                        if event is not None and on_event is not None:
+                            on_event(dict(event.content))
+                if socket in ready:
+                    reply = self._decode(socket.recv_multipart(), "reply")
+                    if reply is not None and probe is not None \
+                            and reply.parent_id == probe[0].msg_id:
+                        probe, news = None, time.monotonic()  # alive
+                    elif reply is not None:
+                        answer = self._answer(msg, reply)
+                        if answer is not None:
+                            return answer
+                now = time.monotonic()
+                if probe is not None and now > probe[1]:
+                    raise self._unreachable("no reply from", self.timeout)
+                if probe is None and now - news >= self.timeout:
+                    status, status_frames = self._build("status", {})
+                    socket.send_multipart(status_frames, flags=zmq.NOBLOCK)
+                    probe = (status, now + self.timeout)
+            except KeyboardInterrupt:
+                if cancelled or msg.msg_type != "rollout_request":
+                    raise
+                cancelled = True  # the reply still comes, with the trials so far
+                _, cancel_frames = self._build("rollout_cancel", {"rollout_id": msg.msg_id})
+                socket.send_multipart(cancel_frames, flags=zmq.NOBLOCK)
 
     @contextlib.contextmanager
     def _subscribed(self, prefix: bytes) -> Iterator[zmq.Socket[Any]]:

@@ -136,6 +136,13 @@ class LimitsConfig:
     """Entries per position cache of the heuristic evaluator in each worker process (about
     1 KB each; the evaluator's own default, 200,000, lets a long-running worker grow to
     several hundred MB). 0 = the evaluator's default."""
+    rollout_workers: int = 0
+    """Processes that play the trials of rollout requests (started at the first one, at a
+    lower priority than the daemon); 0 = one per CPU."""
+    max_rollouts: int = 2
+    """Rollout requests running at once; one more gets busy."""
+    max_rollout_trials: int = 129_600
+    """Most trials a rollout request may ask for (100 x 1296)."""
 
 
 @dataclass(frozen=True)
@@ -264,6 +271,10 @@ class Config:
     @property
     def decision_workers(self) -> int:
         return self.limits.decision_workers or max(1, os.cpu_count() or 1)
+
+    @property
+    def rollout_workers(self) -> int:
+        return self.limits.rollout_workers or max(1, os.cpu_count() or 1)
 
     def key_path(self) -> tuple[Path, str]:
         """Where the control key comes from: (path, "credential" | "file" | "default")."""
@@ -674,6 +685,11 @@ def _validate(config: Config, locate: _Locator) -> None:
     positive("limits.decision_timeout", config.limits.decision_timeout, 0.01, DAY)
     positive("limits.max_candidates", config.limits.max_candidates, 1, 64)
     positive("limits.player_cache", config.limits.player_cache, 0, 10_000_000)
+    from ..rollout.settings import BLOCK, MAX_TRIALS  # here: the rollout code is large
+
+    positive("limits.rollout_workers", config.limits.rollout_workers, 0, MAX_WORKERS)
+    positive("limits.max_rollouts", config.limits.max_rollouts, 1, MAX_ROLLOUTS)
+    positive("limits.max_rollout_trials", config.limits.max_rollout_trials, BLOCK, MAX_TRIALS)
     check_agent("agents.default", config.agents.default)
     for key in ("requests", "events"):
         endpoint = getattr(config.control, key)
@@ -744,6 +760,8 @@ MAX_WORKERS = 64
 """The most match or decision worker processes (each holds a player's tables: tens of MB)."""
 MAX_MATCHES = 100_000
 """The highest ``limits.max_matches``."""
+MAX_ROLLOUTS = 64
+"""The highest ``limits.max_rollouts`` (each running rollout holds a thread)."""
 _FRONTEND_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
@@ -820,6 +838,7 @@ def show_config(config: Config) -> str:
         f"#   control key:       {key} ({origin}{'' if key.exists() else ', missing'})",
         f"#   match workers:     {config.match_workers}",
         f"#   decision workers:  {workers}",
+        f"#   rollout workers:   {config.rollout_workers}",
     ]
     return "\n".join(out) + "\n"
 

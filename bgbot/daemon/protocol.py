@@ -47,11 +47,13 @@ __all__ = [
     "Signer",
     "check_request",
     "error_reply",
+    "event_topic",
     "load_key",
     "match_topic",
     "message_kind",
     "new_message",
     "reply_type",
+    "rollout_topic",
     "request_type",
     "split_identities",
     "validate_content",
@@ -313,6 +315,21 @@ def match_topic(match_id: str) -> bytes:
 def frontend_topic(name: str) -> bytes:
     """The events topic of a server frontend: ``frontend.<name>`` (protocol 1.1)."""
     return b"frontend." + name.encode("ascii")
+
+
+def rollout_topic(rollout_id: str) -> bytes:
+    """The events topic of a running rollout: ``rollout.<rollout_id>``, the id being its
+    request's msg_id (protocol 1.3)."""
+    return b"rollout." + rollout_id.encode("ascii")
+
+
+def event_topic(msg_type: str, content: Mapping[str, Any]) -> bytes:
+    """The topic an event of ``msg_type`` with ``content`` is published under (SPEC §9)."""
+    if msg_type == "frontend_event":
+        return frontend_topic(content["frontend"])
+    if msg_type == "rollout_progress":
+        return rollout_topic(content["rollout_id"])
+    return match_topic(content["match_id"])
 
 
 def split_identities(frames: Sequence[bytes]) -> tuple[list[bytes], list[bytes]]:

@@ -3,8 +3,9 @@
 One asyncio loop does only I/O and bookkeeping: a ZeroMQ ROUTER for requests (clients use
 DEALER sockets), a PUB socket for events (topic ``match.<id>``), the gnubg external-player
 frontends, signals and the systemd notifications. CPU-heavy work runs in worker processes
-(`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, so
-``status`` is answered within milliseconds however many matches play.
+(`bgbot.daemon.workers`): hosted matches in match workers, decisions in decision workers, and
+the trials of rollouts in a process pool of their own (`bgbot.daemon.rollouts`), so ``status``
+is answered within milliseconds however many matches and rollouts play.
 
 Each request type has one handler, a method below registered with
 `bgbot.daemon.requests.handles` (quick ones answer on the loop; the others run as tasks or hand
@@ -89,6 +90,7 @@ from .protocol import (
     split_identities,
 )
 from .requests import check_handlers, handlers, handles
+from .rollouts import Rollouts
 from .history import read_history
 from .store import RESUMABLE, MatchSpec, MatchState, Store, StoreError
 from ..agents.players import limit_player_caches
@@ -167,7 +169,8 @@ def _frontend_keys() -> frozenset[str]:
 
 LIVE_KEYS = frozenset({
     "logging.level", "logging.format", "agents.default", "limits.max_matches",
-    "limits.decision_timeout", "limits.max_candidates", "control.key_file",
+    "limits.decision_timeout", "limits.max_candidates", "limits.max_rollouts",
+    "limits.max_rollout_trials", "control.key_file",
 }) | _frontend_keys()
 """Configuration keys a reload applies at once; the others need a restart."""
 
@@ -206,6 +209,7 @@ class Daemon:
         self.store: Store | None = None
         self.matches: MatchManager | None = None
         self.decisions: DecisionPool | None = None
+        self.rollouts: Rollouts | None = None
         self._inline_agents: AgentCache | None = None
         self._quick_agents: AgentCache | None = None
         """In-process 0-ply players answering on the loop (``limits.quick_decisions``)."""
@@ -321,6 +325,7 @@ class Daemon:
             if config.limits.quick_decisions:
                 limit_player_caches(config.limits.player_cache)
                 self._quick_agents = AgentCache()
+        self.rollouts = Rollouts(settings, config.rollout_workers, self._publish)
         await self.matches.start()
         self.frontends.configure(config)
         await self.frontends.autostart()
@@ -689,11 +694,14 @@ class Daemon:
             "server": f"bgbot {__version__}",
             "requests": sorted(REQUEST_TYPES),
             "events": sorted(EVENT_TYPES),
-            "capabilities": ["gnubg_id", "xgid", "candidates", "frontend:gnubg_external"],
+            "capabilities": ["gnubg_id", "xgid", "candidates", "frontend:gnubg_external",
+                             "rollout"],
             "agents": known_agents(),
             "limits": {"max_message_bytes": self.config.control.max_message_bytes,
                        "replay_window": float(self.signer.replay_window),
-                       "signed": self.signer.signed},
+                       "signed": self.signer.signed,
+                       "max_rollouts": self.config.limits.max_rollouts,
+                       "max_rollout_trials": self.config.limits.max_rollout_trials},
         }
 
     @handles("status_request", quick=True)
@@ -724,6 +732,8 @@ class Daemon:
                      "loadavg": loadavg,
                      "match_workers": matches.pids(),
                      "decision_workers": pool.pids() if pool is not None else [],
+                     "rollouts": len(self.rollouts.running) if self.rollouts else 0,
+                     "rollout_workers": self.rollouts.pids() if self.rollouts else [],
                      "requests_total": self.counters.requests,
                      "errors_total": self.counters.errors,
                      "loop_lag_ms": round(lag * 1000, 2)},
@@ -809,6 +819,20 @@ class Daemon:
                 config.limits.decision_timeout)
         except asyncio.TimeoutError:
             raise ProtocolError(ErrorCode.TIMEOUT, "the decision took too long") from None
+
+    @handles("rollout_request", takes_work=True)
+    def _rollout(self, msg: Message) -> Awaitable[dict[str, Any]]:
+        """A rollout: checked here, played by the rollout workers (`bgbot.daemon.rollouts`);
+        its id is the request's msg_id."""
+        rollouts = self.rollouts
+        assert rollouts is not None
+        return rollouts.start(msg.msg_id, msg.content, self.config.limits)
+
+    @handles("rollout_cancel_request", quick=True)
+    def _rollout_cancel(self, msg: Message) -> dict[str, Any]:
+        rollouts = self.rollouts
+        assert rollouts is not None
+        return rollouts.cancel(msg.content["rollout_id"])
 
     @handles("match_get_request")
     async def _match_get(self, msg: Message) -> dict[str, Any]:
@@ -941,6 +965,8 @@ class Daemon:
     async def _shutdown(self) -> None:
         """Stop taking work, park the matches, close frontends and workers."""
         config = self.config
+        if self.rollouts is not None:  # first: their replies go out while the sockets are open
+            await self.rollouts.close(min(2.0, config.daemon.stop_timeout))
         await self.frontends.close()
         if self.matches is not None:
             await self.matches.stop(config.daemon.stop_timeout)
@@ -955,6 +981,8 @@ class Daemon:
             await asyncio.wait(pending, timeout=2.0)
 
     async def _close(self) -> None:
+        if self.rollouts is not None:
+            await self.rollouts.close(0.0)
         if self.matches is not None and not self.matches.stopping:
             await self.matches.stop(5.0)
         if self.decisions is not None:
@@ -1005,7 +1033,9 @@ class Daemon:
                 servers=new.servers,
                 limits=replace(old.limits, max_matches=new.limits.max_matches,
                                decision_timeout=new.limits.decision_timeout,
-                               max_candidates=new.limits.max_candidates),
+                               max_candidates=new.limits.max_candidates,
+                               max_rollouts=new.limits.max_rollouts,
+                               max_rollout_trials=new.limits.max_rollout_trials),
                 control=replace(old.control, key_file=new.control.key_file),
                 source=new.source, origins=new.origins)
             old_key = self._key.reveal()

@@ -8,12 +8,13 @@ a ProtocolError BAD_VALUE that names the field.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Sequence
 
 from ..core import game
 from ..core.context import Context, CubeOwner
-from ..core.errors import BgbotError
+from ..core.errors import BgbotError, FormatError
 from ..core.match import Match
 from ..core.position import Position, check_dice
 from ..core.rules import Rules
@@ -21,11 +22,15 @@ from ..formats.gnubgid import MatchState, check_playable
 from ..formats.xgid import decode_any_id_with_xgid
 from ..players.base import Probabilities
 from ..referee import events as ev
+from ..rollout import CandidateResult, RolloutResult, RolloutSettings
+from ..rollout.runner import CANDIDATES
+from ..rollout.settings import DEFAULT_TRIALS
 from .protocol import ErrorCode, Message, ProtocolError, match_topic, new_message
 
 __all__ = [
     "ASKS_OPPONENT",
     "DecisionRequest",
+    "RolloutRequest",
     "context_from_state",
     "context_from_wire",
     "context_to_wire",
@@ -33,6 +38,8 @@ __all__ = [
     "event_content",
     "evaluation_to_wire",
     "rules_from_wire",
+    "rollout_request",
+    "rollout_to_wire",
     "rules_to_wire",
 ]
 
@@ -173,6 +180,26 @@ def decision_request(msg_type: str, content: Mapping[str, Any]) -> DecisionReque
         raise ValueError(f"{msg_type} is not a decision request")
     offered = int(content.get("offered", 0))
     asks_opponent = name in ASKS_OPPONENT or (name == "resign_decision" and offered > 0)
+    position, context, dice = _situation(content, asks_opponent=asks_opponent)
+    if name == "choose_play" and dice is None:
+        raise _bad("dice", "required: the roll to play (or a GNU BG ID / XGID with the dice rolled)")
+    if position.is_game_over():
+        raise _bad("position", "the game is over in this position")
+    return DecisionRequest(
+        position=position,
+        context=context,
+        dice=dice,
+        agent=content.get("agent"),
+        offered=offered,
+        candidates=int(content.get("candidates", 0)),
+    )
+
+
+def _situation(content: Mapping[str, Any], *, asks_opponent: bool = False
+               ) -> tuple[Position, Context, tuple[int, int] | None]:
+    """A request's ``position``, ``context``, ``rules`` and ``dice``, decoded: the board from
+    the player on roll, the context of the player asked (the other one when
+    ``asks_opponent``), the dice rolled (given, or in the id; None: not rolled)."""
     rules = rules_from_wire(content.get("rules"))
     text = str(content.get("position", "")).strip()
     dice = _dice_from_wire(content["dice"]) if "dice" in content else None
@@ -199,18 +226,79 @@ def decision_request(msg_type: str, content: Mapping[str, Any]) -> DecisionReque
                 raise _bad("dice", f"the id says {state.dice[0]}{state.dice[1]}, dice say "
                            f"{dice[0]}{dice[1]}")
             dice = dice or state.dice
-    if name == "choose_play" and dice is None:
-        raise _bad("dice", "required: the roll to play (or a GNU BG ID / XGID with the dice rolled)")
+    return position, context, dice
+
+
+# --------------------------------------------------------------------------- rollouts
+
+
+DEFAULT_ROLLOUT_PLAYER = "heuristic"
+"""The player of a rollout request that names none: bgbot's 0-ply player, as ``bgbot
+rollout`` (not the daemon's default agent, which looks ahead: a rollout plays thousands of
+games)."""
+
+
+@dataclass(frozen=True)
+class RolloutRequest:
+    """A rollout request's content, decoded (SPEC §8.11): the position and its context from
+    the player on roll, the dice (None: the position's own rollout), the settings, and how many
+    candidate plays to roll out."""
+
+    position: Position
+    context: Context
+    dice: tuple[int, int] | None
+    settings: RolloutSettings
+    candidates: int
+
+
+def rollout_request(content: Mapping[str, Any]) -> RolloutRequest:
+    """Decode a rollout_request's content (schema-checked); BAD_VALUE names the field."""
+    position, context, dice = _situation(content)
     if position.is_game_over():
-        raise _bad("position", "the game is over in this position")
-    return DecisionRequest(
-        position=position,
-        context=context,
-        dice=dice,
-        agent=content.get("agent"),
-        offered=offered,
-        candidates=int(content.get("candidates", 0)),
-    )
+        raise _bad("position", "the game is over in this position: there is nothing to roll out")
+    if "candidates" in content and dice is None:
+        raise _bad("candidates", "only with dice: how many plays of the roll to roll out")
+    target = content.get("se_target")
+    try:
+        settings = RolloutSettings(
+            player=str(content.get("player", DEFAULT_ROLLOUT_PLAYER)),
+            trials=int(content.get("trials", DEFAULT_TRIALS)),
+            truncate=int(content.get("truncate", 0)), seed=int(content.get("seed", 1)),
+            vr=bool(content.get("vr", True)), cubeful=content.get("cubeful"),
+            se_target=None if target is None else float(target))
+    except FormatError as exc:
+        raise _bad(exc.field, exc.reason) from None
+    return RolloutRequest(position, context, dice, settings,
+                          int(content.get("candidates", CANDIDATES)))
+
+
+def rollout_to_wire(rollout_id: str, request: RolloutRequest,
+                    found: RolloutResult | Sequence[CandidateResult]) -> dict[str, Any]:
+    """The content of a rollout_reply: ``result`` for a position, ``dice`` and
+    ``candidates`` for a roll's plays; a figure that does not exist (NaN) is nil."""
+    reply: dict[str, Any] = {
+        "rollout_id": rollout_id, "position_id": request.position.position_id(),
+        "context": context_to_wire(request.context),
+        "rules": rules_to_wire(request.context.rules)}
+    if isinstance(found, RolloutResult):
+        reply["result"] = _finite(found.to_json())
+    else:
+        assert request.dice is not None
+        reply["dice"] = list(request.dice)
+        reply["candidates"] = [_finite(candidate.to_json()) for candidate in found]
+    return reply
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (JSON and the protocol's
+    readers have no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def evaluation_to_wire(probabilities: Probabilities, agent: str) -> dict[str, Any]:

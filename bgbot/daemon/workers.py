@@ -81,14 +81,20 @@ class WorkerSettings:
 # ============================================================================ in the child
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL us when the daemon dies; exit now if it already has."""
+def _die_with_parent(parent: int | None) -> None:
+    """Ask Linux to SIGKILL us when our parent (the daemon, or for a rollout worker the
+    forkserver, which exits with the daemon) dies; exit now if the daemon, ``parent``, is
+    gone already."""
     die_with_parent()
-    if os.getppid() != parent:
+    if parent is not None and os.getppid() != parent:
         os._exit(0)
 
 
-def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice: int) -> None:
+def prepare_worker(settings: WorkerSettings, role: str, index: int, parent: int | None,
+                   nice: int) -> None:
+    """What every worker does first: leave the signals to the daemon, die with it, log as
+    ``role-index``, know the configuration's named agents, bound the players' caches, and
+    lower its priority by ``nice``."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     _die_with_parent(parent)
@@ -106,7 +112,7 @@ def _prepare(settings: WorkerSettings, role: str, index: int, parent: int, nice:
 
 def match_worker_main(conn: Connection, settings: WorkerSettings, index: int, parent: int) -> None:
     """Entry point of a match worker process."""
-    _prepare(settings, "match-worker", index, parent, settings.nice)
+    prepare_worker(settings, "match-worker", index, parent, settings.nice)
     try:
         asyncio.run(_match_worker(conn, settings))
     except (EOFError, BrokenPipeError, ConnectionResetError):
@@ -180,7 +186,7 @@ async def _match_worker(conn: Connection, settings: WorkerSettings) -> None:
 def decision_worker_main(conn: Connection, settings: WorkerSettings, index: int,
                          parent: int) -> None:
     """Entry point of a decision worker: answer requests one at a time until told to stop."""
-    _prepare(settings, "decision-worker", index, parent, 0)
+    prepare_worker(settings, "decision-worker", index, parent, 0)
     from .decisions import AgentCache, answer, answer_call, answer_now
 
     loop = asyncio.new_event_loop()

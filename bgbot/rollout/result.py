@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from ..players.base import Probabilities
 from .settings import RolloutSettings
@@ -75,6 +75,22 @@ class RolloutResult:
                                   if math.isfinite(self.trials_per_second) else None),
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RolloutResult:
+        """A result from its `to_json` form, as another process (a daemon) reported it."""
+        cubeful = bool(data["cubeful"])
+        settings = RolloutSettings.reported(
+            player=str(data["player"]), trials=int(data["requested_trials"]),
+            truncate=int(data["truncate"]), seed=int(data["seed"]), vr=bool(data["vr"]),
+            cubeful=cubeful)
+        estimates = {name: Estimate.from_json(data["chances"][name]) for name in CHANCES}
+        estimates["cubeless"] = Estimate.from_json(data["cubeless_equity"])
+        if cubeful:
+            estimates["cubeful"] = Estimate.from_json(data["cubeful_equity"])
+        return cls(str(data["position_id"]), settings, cubeful, str(data["units"]),
+                   int(data["trials"]), str(data["stopped"]), estimates,
+                   float(data["mean_plies"]), float(data["seconds"]))
+
 
 @dataclass(frozen=True)
 class CandidateResult:
@@ -87,6 +103,10 @@ class CandidateResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"move": self.move, **self.result.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CandidateResult:
+        return cls(str(data["move"]), RolloutResult.from_json(data))
 
 
 class RolloutProgress(NamedTuple):

@@ -27,7 +27,7 @@ import logging
 import multiprocessing.util
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import Executor, Future
 from typing import Callable, Sequence
 
@@ -63,40 +63,60 @@ Progress = Callable[[RolloutProgress], None]
 # ---------------------------------------------------------------------- the worker side
 
 
+PLAYERS_KEPT = 4
+"""Players (agent spec and seed) a worker keeps started, the least recently used closed past
+this: a long-lived worker (a daemon's, a Dask worker) serves rollout after rollout, each with
+its own seed, and an engine's player is a process."""
+DICE_KEPT = 16
+"""Dice streams (by seed) a worker keeps."""
+
+
 class _Worker:
     """Per-process, per-thread state of `run_chunk`: an event loop and the players."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.players: dict[tuple[str, int], RolloutPlayer] = {}
-        self.dice: dict[int, RolloutDice] = {}
+        self.players: OrderedDict[tuple[str, int], RolloutPlayer] = OrderedDict()
+        self.dice: OrderedDict[int, RolloutDice] = OrderedDict()
         multiprocessing.util.Finalize(self, self.close, exitpriority=10)
 
     def player(self, spec: str, seed: int) -> RolloutPlayer:
         key = (spec, seed)
         found = self.players.get(key)
-        if found is None:
-            agent: Agent = create_agent(spec, seed=seed)
-            self.loop.run_until_complete(agent.start())
-            found = self.players[key] = RolloutPlayer(agent, shared_evaluator())
+        if found is not None:
+            self.players.move_to_end(key)
+            return found
+        agent: Agent = create_agent(spec, seed=seed)
+        self.loop.run_until_complete(agent.start())
+        found = self.players[key] = RolloutPlayer(agent, shared_evaluator())
+        while len(self.players) > PLAYERS_KEPT:
+            _, old = self.players.popitem(last=False)
+            self._close(old)
         return found
 
     def dice_of(self, seed: int) -> RolloutDice:
         found = self.dice.get(seed)
-        if found is None:
-            found = self.dice[seed] = RolloutDice(seed)
+        if found is not None:
+            self.dice.move_to_end(seed)
+            return found
+        found = self.dice[seed] = RolloutDice(seed)
+        while len(self.dice) > DICE_KEPT:
+            self.dice.popitem(last=False)
         return found
+
+    def _close(self, player: RolloutPlayer) -> None:
+        try:
+            self.loop.run_until_complete(player.agent.close())
+        except Exception:  # noqa: BLE001 - a player that cannot close is let go anyway
+            log.debug("closing a rollout agent failed", exc_info=True)
 
     def close(self) -> None:
         """Close the agents (engines stop their processes)."""
         if self.loop.is_closed():
             return
-        players, self.players = self.players, {}
+        players, self.players = self.players, OrderedDict()
         for player in players.values():
-            try:
-                self.loop.run_until_complete(player.agent.close())
-            except Exception:  # noqa: BLE001 - the worker is leaving; nothing else to do
-                log.debug("closing a rollout agent failed", exc_info=True)
+            self._close(player)
         self.loop.close()
 
 

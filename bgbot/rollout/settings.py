@@ -75,6 +75,18 @@ class RolloutSettings:
         if self.chunk is not None and (self.chunk < BLOCK or self.chunk % BLOCK):
             raise FormatError("chunk", str(self.chunk), f"must be a multiple of {BLOCK}")
 
+    @classmethod
+    def reported(cls, *, player: str, trials: int, truncate: int, seed: int, vr: bool,
+                 cubeful: bool | None) -> RolloutSettings:
+        """The settings a rollout's report gives (`RolloutResult.from_json`), not checked
+        again: they were checked where the rollout ran, and its player may be an agent this
+        process does not know (a daemon's named agent)."""
+        settings = cls()
+        for name, value in (("player", player), ("trials", trials), ("truncate", truncate),
+                            ("seed", seed), ("vr", vr), ("cubeful", cubeful)):
+            object.__setattr__(settings, name, value)  # frozen: past __post_init__'s checks
+        return settings
+
     def chunk_for(self, window: int) -> int:
         """Trials per task with ``window`` tasks in flight: the set ``chunk``, else enough
         tasks to keep every worker busy (about 4 per task in flight), at most

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 from .trial import Trial
 from .values import ValueMap
@@ -38,6 +39,17 @@ class Estimate:
     def to_json(self) -> dict[str, float]:
         return {"mean": self.mean, "se": self.se, "mean_without_vr": self.raw_mean,
                 "se_without_vr": self.raw_se}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, float | None]) -> Estimate:
+        """The inverse of `to_json`; a missing figure (None: JSON has no NaN) is NaN."""
+
+        def number(key: str) -> float:
+            value = data.get(key)
+            return math.nan if value is None else float(value)
+
+        return cls(number("mean"), number("se"), number("mean_without_vr"),
+                   number("se_without_vr"))
 
 
 class _Running:

@@ -78,6 +78,13 @@ class Daemon:
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=Path(__file__).resolve().parents[1])
         self.client = RawClient(self.endpoint, self.key, self.server_public)
+        try:
+            self._wait_until_it_answers()
+        except BaseException:
+            self.close()  # a daemon that never answered is not left running
+            raise
+
+    def _wait_until_it_answers(self) -> None:
         deadline = time.monotonic() + 60
         while True:
             try:

@@ -198,6 +198,9 @@ def run(records: list[dict[str, Any]], settings: RolloutSettings,
 
                 results.append(rollout_position(record["position"], record["context_obj"],
                                                 settings, progress=progress))
+                if not console.is_terminal:  # a log: one line per position instead of the bar
+                    console.print(f"{len(results)}/{len(records)} {record['kind']} "
+                                  f"{record['id']}: {results[-1].seconds:.0f} s")
     finally:
         close_players()  # the gnubg engine's process
     return results

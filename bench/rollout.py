@@ -15,6 +15,8 @@ Measures, on each position (a contact position after an opening 3-1, a race):
 each inline (one core) and on a process pool of ``--workers`` (default 2), with the equity,
 its SE and the SE gain of VR, and gnubg's trials/s and equity. Goal (issue 29): ours at least
 gnubg's trials/s per core (``vs gnubg per core`` = our trials/s / workers / gnubg's, >= 1).
+On one core the ratio is also given per CPU second (ours: this process's CPU time; gnubg's:
+its process's, start-up included), which a loaded machine distorts far less than wall time.
 The equities differ by design: each is its own player's rollout.
 
 The machine is shared: run it when it is quiet; ``--smoke`` runs tiny sizes to check the
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import resource
 import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -58,17 +61,23 @@ def positions() -> dict[str, Position]:
 
 
 def gnubg_rollout(position: Position, settings: RolloutSettings
-                  ) -> tuple[gnubg.GnubgRollout, float]:
-    """(gnubg's rollout, its seconds) of ``position`` at ``settings``' trials, truncation,
-    seed and VR, cubeless with 0-ply cubeless chequer play (as bgbot's 0-ply player plays a
-    cubeless rollout), quasi-random dice, games played out past the bear-off databases: one
-    gnubg process, one thread, start-up excluded (`gnubg_rollout.rollout_speed`)."""
+                  ) -> tuple[gnubg.GnubgRollout, float, float]:
+    """(gnubg's rollout, its wall seconds, its CPU seconds) of ``position`` at ``settings``'
+    trials, truncation, seed and VR, cubeless with 0-ply cubeless chequer play (as bgbot's
+    0-ply player plays a cubeless rollout), quasi-random dice, games played out past the
+    bear-off databases: one gnubg process, one thread. The wall time excludes gnubg's start-up
+    (`gnubg_rollout.rollout_speed`); the CPU time (what gnubg's process used, from the
+    kernel's accounting of finished children) includes it, a fraction of a second, and is the
+    fairer figure on a loaded machine."""
     reference = gnubg.RolloutSettings(
         trials=settings.trials, seed=settings.seed, plies=0, cubeful=False,
         truncate=settings.truncate or None, variance_reduction=settings.vr, quasi_random=True,
         bearoff_truncation=False, chequer_cubeful=False)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     _, result = gnubg.rollout_speed(position, Context(), reference)
-    return result, result.seconds
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return result, result.seconds, cpu
 
 
 def plies_text(truncate: int, plies: float) -> str:
@@ -133,11 +142,14 @@ def main() -> int:
                 except gnubg.GnubgRolloutError as exc:
                     print(f"{name:<34} {kind:<9} gnubg's rollout failed: {exc}", flush=True)
             gnubg_rate = (reference[0].trials / reference[1]) if reference else None
+            gnubg_cpu_rate = (reference[0].trials / reference[2]
+                              if reference and reference[2] > 0 else None)
             if reference is not None:
                 theirs = reference[0]
                 print(f"{name:<34} {kind:<9} {theirs.trials:5d} trials"
                       f"{plies_text(truncate, 0) if truncate else '':<14} gnubg 1 core: "
-                      f"{reference[1]:7.1f} s {gnubg_rate:7.1f} trials/s; equity "
+                      f"{reference[1]:7.1f} s {gnubg_rate:7.1f} trials/s "
+                      f"({gnubg_cpu_rate or 0:.1f} per CPU second); equity "
                       f"{theirs.equity.value:+.4f} ± {theirs.equity.se:.4f}", flush=True)
             for workers in sorted({1, args.workers}):
                 result, wall, cpu = measure(position, settings, workers)
@@ -151,9 +163,13 @@ def main() -> int:
                        "equity": round(result.equity.mean, 4), "se": round(result.equity.se, 4),
                        "se_gain_of_vr": result.se_gain(),
                        "gnubg_trials_per_second": round(gnubg_rate, 2) if gnubg_rate else None,
+                       "gnubg_trials_per_cpu_second": round(gnubg_cpu_rate, 2)
+                       if gnubg_cpu_rate else None,
                        "gnubg_equity": list(reference[0].equity) if reference else None,
                        "vs_gnubg_per_core": round(rate / workers / gnubg_rate, 2)
                        if gnubg_rate else None}
+                if workers == 1 and cpu > 0 and gnubg_cpu_rate:
+                    row["vs_gnubg_per_cpu_second"] = round(result.trials / cpu / gnubg_cpu_rate, 2)
                 runs.append(row)
                 gain = row["se_gain_of_vr"]
                 print(f"{name:<34} {kind:<9} {result.trials:5d} trials"
@@ -164,7 +180,9 @@ def main() -> int:
                       + (f", VR {gain:.1f}x" if gain else "")
                       + (f"; gnubg {gnubg_rate:.1f} trials/s on 1 core, ours "
                          f"{row['vs_gnubg_per_core']}x per core" if gnubg_rate else
-                         "; gnubg: not measured"), flush=True)
+                         "; gnubg: not measured")
+                      + (f" ({row['vs_gnubg_per_cpu_second']}x per CPU second)"
+                         if "vs_gnubg_per_cpu_second" in row else ""), flush=True)
                 if (kind == "truncated" and workers == 2 and trials == 1296):
                     verdict = "met" if wall < GOAL_TRUNCATED_SECONDS else "NOT met"
                     print(f"  goal: a 1,296-trial truncated rollout under "

@@ -135,9 +135,9 @@ def test_the_summary_statistics_are_the_textbook_ones() -> None:
 def test_the_speed_bench_times_gnubgs_rollout_at_our_settings() -> None:
     bench = bench_module("rollout")
     race = Position.from_position_id("zD2cAwC4O5sBAA")
-    result, seconds = bench.gnubg_rollout(race, RolloutSettings(trials=36, truncate=3,
-                                                                cubeful=False, seed=5))
-    assert result.trials == 36 and seconds > 0
+    result, seconds, cpu = bench.gnubg_rollout(race, RolloutSettings(trials=36, truncate=3,
+                                                                     cubeful=False, seed=5))
+    assert result.trials == 36 and seconds > 0 and cpu > 0
     settings = result.settings
     assert (settings.plies, settings.truncate, settings.cubeful, settings.seed) == (0, 3, False, 5)
     assert settings.variance_reduction and settings.quasi_random

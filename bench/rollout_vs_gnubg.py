@@ -22,13 +22,16 @@ bias of one sign: both are printed with their p-values.
 position) and with 2-ply chequer play (the 6 positions that have one: 108 trials truncated at
 7 plies, no VR, so their SE is 0.04-0.09). The issue's bar: within 0.03 equity on most
 positions. Money positions compare the cubeless equity; match positions the chances, through
-their cubeless money equity (2w - 1 + wg - lg + wbg - lbg, the same 0.03 bar) and, shown
-beside it, the winning chance. Nothing is tuned to this set: it is a measurement.
+their cubeless value in EMG at the score (one MET, ours, for both sides' chances, so the METs'
+difference does not count; gammons count only as much as the score makes them: at
+double-match-point not at all), with the winning chance beside it. Nothing is tuned to this
+set: it is a measurement.
 
 Cost: ``machinery`` asks gnubg for every move over a socket and judges every roll with
 bgbot's evaluator in Python: about 0.3-0.5 s a trial in contact, 0.05-0.1 s in a race or
 bear-off (one core, gnubg included); the whole set at 216 trials takes about half an hour.
-Run it at low priority, one process: ``nice -n 19``. ``player`` runs in C: a few minutes.
+Run it at low priority, one process: ``nice -n 19``. ``player`` runs in C, 1296 trials of
+every position: about 25 CPU-minutes (contact positions play 40-60 plies a trial).
 
 Usage:
   nice -n 19 python bench/rollout_vs_gnubg.py                          # machinery, all 30, 216 trials
@@ -73,6 +76,8 @@ from bgbot.rollout import (  # noqa: E402
     close_players,
     rollout_position,
 )
+from bgbot.rollout.settings import RolloutJob  # noqa: E402
+from bgbot.rollout.values import ValueMap  # noqa: E402
 from gnubg_rollouts import DATA, load  # noqa: E402
 
 PRINTED = 0.5e-4
@@ -91,12 +96,6 @@ class Figure:
 
     value: float
     se: float
-
-
-def chance_equity(chances: Sequence[float]) -> float:
-    """The cubeless money equity of the five chances (backgammons count 3)."""
-    win, wg, wbg, lg, lbg = chances
-    return 2 * win - 1 + wg - lg + wbg - lbg
 
 
 def gnubg_figure(rollout: dict[str, Any], money: bool) -> Figure:
@@ -266,32 +265,36 @@ def show_machinery(rows: list[dict[str, Any]], summary: dict[str, Any], console:
                   f"{summary['mean_z']:+.2f} (p = {summary['mean_z_p']:.3f})")
 
 
-def player_rows(records: list[dict[str, Any]],
-                results: list[RolloutResult]) -> list[dict[str, Any]]:
+def player_rows(records: list[dict[str, Any]], results: list[RolloutResult],
+                settings: RolloutSettings) -> list[dict[str, Any]]:
     rows = []
     for record, result in zip(records, results):
-        money = record["context_obj"].is_money
+        position, context = record["position"], record["context_obj"]
+        money = context.is_money
+        # one value map for both sides: in match play gnubg's chances go through our MET too
+        values = ValueMap(RolloutJob.of(position, context, settings).viewer_context)
+        mine = result.estimates["cubeless"]
         chances = list(result.chances)
-        ours = (result.estimates["cubeless"].mean if money else chance_equity(chances))
         reference = record["rollout"]
         row: dict[str, Any] = {
-            "id": record["id"], "kind": record["kind"], "context": where(record["context_obj"]),
-            "ours": ours, "ours_se": result.estimates["cubeless"].se if money else None,
+            "id": record["id"], "kind": record["kind"], "context": where(context),
+            "units": values.units, "ours": mine.mean, "ours_se": mine.se,
             "ours_win": chances[0], "ours_win_se": result.estimates["win"].se,
-            "trials": result.trials, "seconds": round(result.seconds, 1)}
+            "trials": result.trials, "seconds": round(result.seconds, 1),
+            "rollout": result.to_json()}
         for key, stored in (("gnubg_0ply", reference), ("gnubg_2ply", record.get("rollout_2ply"))):
             if stored is None:
                 row[key] = None
                 continue
-            theirs = stored["equity"][0] if money else chance_equity(stored["chances"])
+            theirs = stored["equity"][0] if money else values.cubeless(stored["chances"])
             row[key] = {"equity": theirs, "se": stored["equity"][1] if money else None,
                         "win": stored["chances"][0], "win_se": stored["chances_se"][0],
-                        "difference": ours - theirs,
+                        "difference": mine.mean - theirs,
                         "win_difference": chances[0] - stored["chances"][0],
-                        "pass": abs(ours - theirs) <= PLAYER_BAR}
+                        "pass": abs(mine.mean - theirs) <= PLAYER_BAR}
         evaluation = record["evaluation_2ply"]
         row["gnubg_2ply_evaluation"] = (evaluation["equity"] if money
-                                        else chance_equity(evaluation["chances"]))
+                                        else values.cubeless(evaluation["chances"]))
         rows.append(row)
     return rows
 
@@ -316,8 +319,8 @@ def show_player(rows: list[dict[str, Any]], summary: dict[str, Any], console: Co
     table = Table("id", "kind", "context", "ours", "win", "gnubg 0-ply ro", "diff", "",
                   "Δwin", "gnubg 2-ply ro", "diff", "", "2-ply eval",
                   title=f"bgbot's rollout by {settings.player} ({settings.trials} trials, "
-                        f"seed {settings.seed}) vs gnubg's rollouts (equity; match: the "
-                        "chances' cubeless money equity)")
+                        f"seed {settings.seed}) vs gnubg's rollouts (cubeless equity; match: "
+                        "EMG of the chances, one MET for both)")
     for row in rows:
         cells = [row["id"], row["kind"], row["context"],
                  f"{row['ours']:+.4f}" + (f" ± {row['ours_se']:.4f}" if row["ours_se"] else ""),
@@ -385,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = machinery_summary(rows)
         show_machinery(rows, summary, console, settings)
     else:
-        rows = player_rows(chosen, results)
+        rows = player_rows(chosen, results, settings)
         summary = player_summary(rows)
         show_player(rows, summary, console, settings)
     seconds = time.perf_counter() - started

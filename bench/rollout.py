@@ -1,6 +1,9 @@
 """Rollout speed: trials per second of bgbot's rollout, cubeless, bgbot's 0-ply player with
-variance reduction, on one core and on two; and gnubg's own rollout at the same settings in
-the same run, once its driver is wired in (`gnubg_rollout`, below).
+variance reduction, on one core and on two; and GNU Backgammon's own rollout of the same
+position at the same settings in the same run (`gnubg_rollout`: 0-ply cubeless chequer play,
+cubeless, variance reduction, quasi-random dice, the same trials and truncation, no bear-off
+database truncation; one gnubg process with one thread, timed by the driver from its last
+setting to the end of the rollout, so its start-up is not counted).
 
 Measures, on each position (a contact position after an opening 3-1, a race):
 
@@ -10,11 +13,14 @@ Measures, on each position (a contact position after an opening 3-1, a race):
 * full rollouts (games played out) of ``--full-trials`` trials (default 144);
 
 each inline (one core) and on a process pool of ``--workers`` (default 2), with the equity,
-its SE and the SE gain of VR. Goal (issue 29): trials/s at least gnubg's own rollout per core
-at the same settings.
+its SE and the SE gain of VR, and gnubg's trials/s and equity. Goal (issue 29): ours at least
+gnubg's trials/s per core (``vs gnubg per core`` = our trials/s / workers / gnubg's, >= 1).
+On one core the ratio is also given per CPU second (ours: this process's CPU time; gnubg's:
+its process's, start-up included), which a loaded machine distorts far less than wall time.
+The equities differ by design: each is its own player's rollout.
 
 The machine is shared: run it when it is quiet; ``--smoke`` runs tiny sizes to check the
-script.
+script; ``--no-gnubg`` skips gnubg (or it is skipped when gnubg is not installed).
 
 Usage:
   python bench/rollout.py
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import resource
 import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -37,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.core.context import Context  # noqa: E402
 from bgbot.core.position import Position  # noqa: E402
+from bgbot.engines import gnubg_rollout as gnubg  # noqa: E402
+from bgbot.engines.gnubg import find_gnubg  # noqa: E402
 from bgbot.players.evaluator import extension_status  # noqa: E402
 from bgbot.rollout import RolloutResult, RolloutSettings, rollout_position  # noqa: E402
 
@@ -51,13 +60,24 @@ def positions() -> dict[str, Position]:
     return {"contact (after 31: 8/5 6/5)": after_31, f"race ({race.position_id()})": race}
 
 
-def gnubg_rollout(position: Position, settings: RolloutSettings) -> tuple[Any, float] | None:
-    """HOOK for gnubg's own rollout: (its result, seconds) of rolling ``position`` out with
-    gnubg itself at the same settings (0-ply, cubeless, VR, ``settings.trials``,
-    ``settings.truncate``), one gnubg process (one core). Another branch adds the driver under
-    bgbot/engines; wire it in here. None: not measured in this run."""
-    del position, settings
-    return None
+def gnubg_rollout(position: Position, settings: RolloutSettings
+                  ) -> tuple[gnubg.GnubgRollout, float, float]:
+    """(gnubg's rollout, its wall seconds, its CPU seconds) of ``position`` at ``settings``'
+    trials, truncation, seed and VR, cubeless with 0-ply cubeless chequer play (as bgbot's
+    0-ply player plays a cubeless rollout), quasi-random dice, games played out past the
+    bear-off databases: one gnubg process, one thread. The wall time excludes gnubg's start-up
+    (`gnubg_rollout.rollout_speed`); the CPU time (what gnubg's process used, from the
+    kernel's accounting of finished children) includes it, a fraction of a second, and is the
+    fairer figure on a loaded machine."""
+    reference = gnubg.RolloutSettings(
+        trials=settings.trials, seed=settings.seed, plies=0, cubeful=False,
+        truncate=settings.truncate or None, variance_reduction=settings.vr, quasi_random=True,
+        bearoff_truncation=False, chequer_cubeful=False)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, result = gnubg.rollout_speed(position, Context(), reference)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return result, result.seconds, cpu
 
 
 def plies_text(truncate: int, plies: float) -> str:
@@ -98,8 +118,11 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="processes of the pool run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: check the script")
+    parser.add_argument("--no-gnubg", action="store_true",
+                        help="do not measure gnubg's own rollouts")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
+    with_gnubg = not args.no_gnubg and find_gnubg() is not None
     if args.smoke:
         args.trials, args.truncate, args.full_trials = 72, 3, 36
     print(f"bgbot rollout speed; C extension: {extension_status()}; cubeless, 0-ply, VR, "
@@ -112,8 +135,22 @@ def main() -> int:
         for kind, trials, truncate in kinds:
             settings = RolloutSettings(trials=trials, truncate=truncate, seed=args.seed,
                                        cubeful=False)
-            reference = gnubg_rollout(position, settings)
-            gnubg_rate = (settings.trials / reference[1]) if reference else None
+            reference = None
+            if with_gnubg:
+                try:
+                    reference = gnubg_rollout(position, settings)
+                except gnubg.GnubgRolloutError as exc:
+                    print(f"{name:<34} {kind:<9} gnubg's rollout failed: {exc}", flush=True)
+            gnubg_rate = (reference[0].trials / reference[1]) if reference else None
+            gnubg_cpu_rate = (reference[0].trials / reference[2]
+                              if reference and reference[2] > 0 else None)
+            if reference is not None:
+                theirs = reference[0]
+                print(f"{name:<34} {kind:<9} {theirs.trials:5d} trials"
+                      f"{plies_text(truncate, 0) if truncate else '':<14} gnubg 1 core: "
+                      f"{reference[1]:7.1f} s {gnubg_rate:7.1f} trials/s "
+                      f"({gnubg_cpu_rate or 0:.1f} per CPU second); equity "
+                      f"{theirs.equity.value:+.4f} ± {theirs.equity.se:.4f}", flush=True)
             for workers in sorted({1, args.workers}):
                 result, wall, cpu = measure(position, settings, workers)
                 rate = result.trials / wall
@@ -125,9 +162,14 @@ def main() -> int:
                        "mean_plies": round(result.plies, 1),
                        "equity": round(result.equity.mean, 4), "se": round(result.equity.se, 4),
                        "se_gain_of_vr": result.se_gain(),
-                       "gnubg_trials_per_second": gnubg_rate,
+                       "gnubg_trials_per_second": round(gnubg_rate, 2) if gnubg_rate else None,
+                       "gnubg_trials_per_cpu_second": round(gnubg_cpu_rate, 2)
+                       if gnubg_cpu_rate else None,
+                       "gnubg_equity": list(reference[0].equity) if reference else None,
                        "vs_gnubg_per_core": round(rate / workers / gnubg_rate, 2)
                        if gnubg_rate else None}
+                if workers == 1 and cpu > 0 and gnubg_cpu_rate:
+                    row["vs_gnubg_per_cpu_second"] = round(result.trials / cpu / gnubg_cpu_rate, 2)
                 runs.append(row)
                 gain = row["se_gain_of_vr"]
                 print(f"{name:<34} {kind:<9} {result.trials:5d} trials"
@@ -138,7 +180,9 @@ def main() -> int:
                       + (f", VR {gain:.1f}x" if gain else "")
                       + (f"; gnubg {gnubg_rate:.1f} trials/s on 1 core, ours "
                          f"{row['vs_gnubg_per_core']}x per core" if gnubg_rate else
-                         "; gnubg: not measured (wire gnubg_rollout in)"), flush=True)
+                         "; gnubg: not measured")
+                      + (f" ({row['vs_gnubg_per_cpu_second']}x per CPU second)"
+                         if "vs_gnubg_per_cpu_second" in row else ""), flush=True)
                 if (kind == "truncated" and workers == 2 and trials == 1296):
                     verdict = "met" if wall < GOAL_TRUNCATED_SECONDS else "NOT met"
                     print(f"  goal: a 1,296-trial truncated rollout under "

@@ -79,7 +79,9 @@ def test_match_get_shows_the_game_in_play_before_the_match_resumes(dirs: DaemonD
     daemon = start_daemon(dirs, env=env)
     try:
         client = daemon.client(timeout=30)
-        match_id = client.match_start(["lazy", "random"], length=0, games=20,
+        # random players finish a game in a blink: enough games that the match cannot end
+        # between the wait below and the stop (20 did, once, on a loaded CI machine)
+        match_id = client.match_start(["lazy", "random"], length=0, games=1000,
                                       seed=11)["match"]["match_id"]
         wait_for(lambda: _in_play(client.match_get(match_id))[0] >= 2
                  and _in_play(client.match_get(match_id))[1] is not None, timeout=120)
@@ -89,6 +91,7 @@ def test_match_get_shows_the_game_in_play_before_the_match_resumes(dirs: DaemonD
             daemon.wait(10)
         else:
             assert daemon.stop() == 0, daemon.log
+            assert "matches parked: 1" in daemon.log, daemon.log
     again = start_daemon(dirs, env=env, log_name="again.log")
     try:
         client = again.client(timeout=30)

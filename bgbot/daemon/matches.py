@@ -80,6 +80,7 @@ class MatchManager:
         self.live: dict[str, Live] = {}
         self.events = 0
         self.stopping = False
+        self.parked = 0  # matches parked by the stop in progress
         self.finished = sum(n for state, n in store.count_by_state().items()
                             if state in TERMINAL)
         self._pending: deque[tuple[bytes, Message]] = deque()
@@ -325,9 +326,12 @@ class MatchManager:
         if state in (MatchState.RUNNING, MatchState.QUEUED):
             return
         worker.matches.discard(match_id)
-        if state is MatchState.SUSPENDED and not self.stopping:
-            log.warning("match %s was parked by its worker%s", match_id,
-                        f": {error}" if error else "")
+        if state is MatchState.SUSPENDED:
+            if self.stopping:
+                self.parked += 1
+            else:
+                log.warning("match %s was parked by its worker%s", match_id,
+                            f": {error}" if error else "")
         self._ended(match_id, state, error)
 
     def _ended(self, match_id: str, state: MatchState, error: str | None) -> None:
@@ -374,9 +378,10 @@ class MatchManager:
     async def stop(self, timeout: float) -> None:
         """Park every match (journalled; resumed on the next start) and stop the workers."""
         self.stopping = True
+        self.parked = 0
         started = time.monotonic()
         await asyncio.gather(*(w.stop(("stop",), timeout) for w in list(self.workers)),
                              return_exceptions=True)
-        log.info("match workers stopped in %.2f s; %d matches parked",
-                 time.monotonic() - started, len(self.live))
+        log.info("match workers stopped in %.2f s; matches parked: %d",
+                 time.monotonic() - started, self.parked + len(self.live))
         self.live.clear()

@@ -431,3 +431,9 @@ def test_ctl_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
         assert "example" in capsys.readouterr().out
+
+
+def test_ctl_watch_says_one_game_not_one_games() -> None:
+    ended = {**EXAMPLES["match_ended"], "games": 1, "score": [1, 0], "winner": 0}
+    line = cli_ctl.describe_event("match_ended", ended, {0: "heuristic", 1: "pubeval"}.__getitem__)
+    assert line == "match over: heuristic wins 1-0 after 1 game"

@@ -742,7 +742,7 @@ def describe_event(msg_type: str, c: Mapping[str, Any], name: Callable[[int], st
         return (game + f"{name(c['winner'])} wins {c['points']} point"
                 f"{'s' if c['points'] != 1 else ''} ({how}); score {c['score'][0]}-{c['score'][1]}")
     if msg_type == "match_ended":
-        score = f"{c['score'][0]}-{c['score'][1]} after {c['games']} games"
+        score = f"{c['score'][0]}-{c['score'][1]} after {c['games']} game{'s' if c['games'] != 1 else ''}"
         if c["winner"] is None:
             return f"session over: {score}"
         return f"match over: {name(c['winner'])} wins {score}"

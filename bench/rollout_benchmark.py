@@ -161,8 +161,10 @@ class Labeller:
             self.agents[spec].choose_play(position, dice, CUBELESS_MONEY))
         return position.apply(play)
 
-    def game(self, number: int) -> list[Decision]:
-        """The sampled decisions of self-play game ``number``, labelled."""
+    def game(self, number: int, known: frozenset[tuple[str, tuple[int, int]]] = frozenset(),
+             done: frozenset[int] = frozenset()) -> list[Decision]:
+        """The sampled decisions of self-play game ``number``, labelled, but for those of a
+        position and dice in ``known`` and the turns in ``done`` (already in the set)."""
         from bgbot.players.position_class import game_plan, position_class
         from tools.gameloop import play_game
 
@@ -182,6 +184,8 @@ class Labeller:
             back_game = plan == "back_game" and draws[2] < header.back_game_rate
             if not (uniform or maybe_disagree or back_game):
                 continue  # not sampled whatever 2-ply plays: spare its search
+            if turn in done or (position.position_id(), dice) in known:
+                continue
             deeper = self._choice(DISAGREE_AGENT, position, dice)
             if uniform:
                 source = "selfplay"
@@ -209,12 +213,15 @@ class Labeller:
 _LABELLERS: dict[Header, Labeller] = {}
 
 
-def label_game(header: Header, number: int) -> list[str]:
-    """The lines of game ``number``'s sampled decisions (a pool task: plain strings)."""
+def label_game(header: Header, number: int,
+               known: frozenset[tuple[str, tuple[int, int]]] = frozenset(),
+               done: frozenset[int] = frozenset()) -> list[str]:
+    """The lines of game ``number``'s sampled decisions (`Labeller.game`; a pool task: plain
+    strings)."""
     labeller = _LABELLERS.get(header)
     if labeller is None:
         labeller = _LABELLERS[header] = Labeller(header)
-    return [format_decision(decision) for decision in labeller.game(number)]
+    return [format_decision(decision) for decision in labeller.game(number, known, done)]
 
 
 # ---------------------------------------------------------------------- make
@@ -252,19 +259,27 @@ _SETTINGS = ("trials", "truncate", "rollout_seed", "top", "threshold", "candidat
              "sampling_seed", "selfplay_rate", "disagree_rate", "back_game_rate")
 
 
-def _games(start: int, header: Header, executor: Executor | None,
-           window: int) -> Iterator[tuple[int, list[str]]]:
-    """(game number, its decision lines) from game ``start`` on, in order."""
+def _games(start: int, header: Header, executor: Executor | None, window: int,
+           known: set[tuple[str, tuple[int, int]]], keys: set[tuple[int, int]]
+           ) -> Iterator[tuple[int, list[str]]]:
+    """(game number, its decision lines) from game ``start`` on, in order; what ``known``
+    (positions and dice) and ``keys`` (game, turn) hold when a game is handed out is not
+    labelled again."""
+
+    def task(number: int) -> tuple[Any, ...]:
+        return (header, number, frozenset(known),
+                frozenset(turn for game, turn in keys if game == number))
+
     number = start
     if executor is None:
         while True:
-            yield number, label_game(header, number)
+            yield number, label_game(*task(number))
             number += 1
     pending: deque[tuple[int, Future[list[str]]]] = deque()
     try:
         while True:
             while len(pending) < window:
-                pending.append((number, executor.submit(label_game, header, number)))
+                pending.append((number, executor.submit(label_game, *task(number))))
                 number += 1
             done, future = pending.popleft()
             yield done, future.result()
@@ -346,7 +361,7 @@ def make(args: argparse.Namespace) -> None:
             # the last game written may be incomplete: it is played again, its decisions
             # already in the file skipped
             for number, lines in _games(done[-1].game if done else 0, header, executor,
-                                        2 * args.workers):
+                                        2 * args.workers, seen, keys):
                 for line in lines:
                     decision = parse_decision(line)  # what is written reads back
                     if decision.key in keys or (decision.position_id, decision.dice) in seen:

@@ -58,7 +58,7 @@ class Header:
     """SHA-256 of the race network, None when races used the race formula."""
     player: str = "heuristic"
     """The agent spec that rolled out (and played the self-play games)."""
-    trials: int = 144
+    trials: int = 108
     truncate: int = 7
     """Plies per trial before the player's 0-ply evaluation is taken (0: played to the end)."""
     rollout_seed: int = 1

@@ -499,8 +499,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     m = sub.add_parser("make", help="make a set, or add to one (resumes where it stopped)",
                        description="Make a set, or resume one: the file's header settings win "
-                       "(options that differ are refused).")
-    m.add_argument("file", type=Path)
+                       "(options that differ are refused).",
+                       epilog="example: nice -n 19 python bench/rollout_benchmark.py make "
+                       "big.jsonl --decisions 20000 --workers 2")
+    m.add_argument("file", type=Path, help="the set (JSON lines), made or resumed")
     m.add_argument("--decisions", type=int, required=True,
                    help="how many decisions the file should hold in the end")
     m.add_argument("--workers", type=int, default=1,
@@ -525,8 +527,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                    f"2-ply differ is taken (default {defaults.disagree_rate})")
     m.add_argument("--back-game-rate", type=float, help="chance a back-game decision is "
                    f"taken (default {defaults.back_game_rate})")
-    s = sub.add_parser("score", help="each agent's error rate on a set")
-    s.add_argument("file", type=Path)
+    s = sub.add_parser("score", help="each agent's error rate on a set",
+                       epilog="example: python bench/rollout_benchmark.py score "
+                       "bench/data/rollout-benchmark.jsonl heuristic:plies=1 gnubg:plies=0")
+    s.add_argument("file", type=Path, help="a set made by make")
     s.add_argument("agents", nargs="+", help="agent specs; the first is the paired baseline")
     s.add_argument("--jobs", type=int, default=1,
                    help="processes asking an agent at once (a slow agent: heuristic:plies=2)")
@@ -536,6 +540,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         make(args) if args.command == "make" else score(args)
     except FormatError as error:
         sys.exit(f"error: {error}")
+    except OSError as error:
+        sys.exit(f"error: {error.filename}: {error.strerror}")
 
 
 if __name__ == "__main__":

@@ -73,9 +73,8 @@ def current_networks() -> tuple[str, str | None]:
     return evaluator.network.sha256, None if race is None else race.sha256
 
 
-def rollout_candidates(position: Position, dice: tuple[int, int],
-                       plays: Sequence[tuple[Play, Position]], header: Header
-                       ) -> tuple[Candidate, ...]:
+def label_plays(plays: Sequence[tuple[Play, Position]], header: Header
+                ) -> tuple[Candidate, ...]:
     """Roll out each play (with the position after it, mover's view) at ``header``'s settings,
     every one with the same dice; best first, with each one's SE of its difference from the
     best (from the paired trials). The same figures as `bgbot.rollout.rollout_candidates`
@@ -203,8 +202,7 @@ class Labeller:
                 after = deeper if spec == DISAGREE_AGENT else self._choice(spec, position, dice)
                 if after not in chosen:
                     chosen.append(after)
-            labelled = rollout_candidates(position, dice, [(plays[a], a) for a in chosen],
-                                          header)
+            labelled = label_plays([(plays[a], a) for a in chosen], header)
             out.append(Decision(position.position_id(), dice, position_class(position).value,
                                 plan, source, number, turn, labelled))
         return out

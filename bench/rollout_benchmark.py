@@ -488,6 +488,58 @@ def score(args: argparse.Namespace) -> None:
               + f" {outside:6.1f}% {paired:>15} {seconds:8.1f}", flush=True)
 
 
+# ---------------------------------------------------------------------- settings
+
+
+def _setting(text: str) -> tuple[int, int]:
+    """``TRIALSxPLIES`` (plies 0: played to the end)."""
+    trials, x, plies = text.partition("x")
+    if not x or not trials.isdigit() or not plies.isdigit():
+        raise argparse.ArgumentTypeError(f"expected TRIALSxPLIES such as 108x7, got {text!r}")
+    return int(trials), int(plies)
+
+
+def compare_settings(args: argparse.Namespace) -> None:
+    """Roll the candidates of a set's first decisions out again at each setting and at a
+    reference one (another dice seed), and print what a label costs, the SE of its
+    differences, and how far its losses are from the reference's."""
+    header, decisions = read_set(args.file)
+    decisions = decisions[:args.limit]
+    reference = replace(header, trials=args.reference[0], truncate=args.reference[1],
+                        rollout_seed=header.rollout_seed + 1)
+    settings = {f"{t}x{p}": replace(header, trials=t, truncate=p) for t, p in args.settings}
+    labels: dict[str, list[dict[str, float]]] = {name: [] for name in (*settings, "reference")}
+    diff_ses: dict[str, list[float]] = {name: [] for name in labels}
+    cpu = dict.fromkeys(labels, 0.0)
+    candidates = sum(len(d.candidates) for d in decisions)
+    for number, decision in enumerate(decisions, start=1):
+        position = decision.position
+        plays = [(Play.parse(c.move, position, decision.dice), after)
+                 for c, after in zip(decision.candidates, decision.afters)]
+        for name, chosen in (*settings.items(), ("reference", reference)):
+            started = time.process_time()
+            labelled = label_plays(plays, chosen)
+            cpu[name] += time.process_time() - started
+            labels[name].append({c.move: c.equity for c in labelled})
+            diff_ses[name] += [c.diff_se for c in labelled[1:]]
+        print(f"decision {number} of {len(decisions)} done", file=sys.stderr, flush=True)
+    print(f"{len(decisions)} decisions of {args.file}, {candidates} candidates; reference "
+          f"{reference.trials} trials "
+          + (f"truncated at {reference.truncate} plies" if reference.truncate else "played out")
+          + f", seed {reference.rollout_seed}")
+    print(f"{'setting':10} {'CPU s/candidate':>15} {'median diff SE':>15} {'same best':>10} "
+          f"{'mean |loss - reference loss|':>29}")
+    for name in labels:
+        same = deviation = 0.0
+        for mine, theirs in zip(labels[name], labels["reference"]):
+            best, their_best = max(mine, key=mine.__getitem__), max(theirs, key=theirs.__getitem__)
+            same += best == their_best
+            deviation += statistics.mean(abs((mine[best] - mine[m]) - (theirs[their_best] - theirs[m]))
+                                         for m in mine)
+        print(f"{name:10} {cpu[name] / candidates:15.2f} {statistics.median(diff_ses[name]):15.4f} "
+              f"{int(same):>4} of {len(decisions):<3} {deviation / len(decisions):29.4f}")
+
+
 # ---------------------------------------------------------------------- CLI
 
 
@@ -533,9 +585,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     s.add_argument("--jobs", type=int, default=1,
                    help="processes asking an agent at once (a slow agent: heuristic:plies=2)")
     s.add_argument("--limit", type=int, default=0, help="score the first N decisions only")
+    c = sub.add_parser("settings", help="what a label costs at other rollout settings, and "
+                       "how far it is from a reference rollout",
+                       epilog="example: nice -n 19 python bench/rollout_benchmark.py settings "
+                       "bench/data/rollout-benchmark.jsonl --limit 14")
+    c.add_argument("file", type=Path, help="a set: its first decisions' candidates are used")
+    c.add_argument("--limit", type=int, default=14, help="decisions (default 14)")
+    c.add_argument("--settings", type=lambda text: [_setting(t) for t in text.split(",")],
+                   default=[(144, 5), (144, 7), (108, 7), (144, 9), (72, 7)],
+                   help="TRIALSxPLIES,... (default 144x5,144x7,108x7,144x9,72x7)")
+    c.add_argument("--reference", type=_setting, default=(288, 0),
+                   help="TRIALSxPLIES of the reference, 0 plies = played out (default 288x0), "
+                   "rolled with the next dice seed")
     args = parser.parse_args(argv)
+    commands = {"make": make, "score": score, "settings": compare_settings}
     try:
-        make(args) if args.command == "make" else score(args)
+        commands[args.command](args)
     except FormatError as error:
         sys.exit(f"error: {error}")
     except OSError as error:

@@ -249,6 +249,16 @@ def test_a_set_made_elsewhere_scores_on_the_command_line(tiny_set: Path) -> None
     assert "5 decisions" in scored.stdout
 
 
+def test_other_rollout_settings_are_compared_with_a_reference(tiny_set: Path) -> None:
+    compared = _run("settings", str(tiny_set), "--limit", "2", "--settings", "36x1,36x2",
+                    "--reference", "72x2")
+    assert compared.returncode == 0, compared.stderr
+    rows = {line.split()[0]: line.split() for line in compared.stdout.splitlines()[2:]}
+    assert set(rows) == {"36x1", "36x2", "reference"}
+    assert rows["36x1"][2] == "0.0000"  # one ply with VR: each trial is the exact 1-ply value
+    assert float(rows["reference"][-1]) == 0.0 and float(rows["36x2"][-1]) >= 0.0
+
+
 # ---------------------------------------------------------------------- the committed set
 
 

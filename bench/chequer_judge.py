@@ -20,9 +20,7 @@ in the same run). Cubeless money equities, so the figures are not the match anal
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -33,6 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bgbot.referee.matlog import GAMES_PER_FILE  # noqa: E402  (bgbot play's part files)
+
+from agent_plays import agent_plays, mean_ci  # noqa: E402  (shared with rollout_benchmark.py)
 
 # Money sessions are played at most GAMES_PER_FILE games at a time: a longer one is logged in
 # part files, and gnubg's match() refuses a part that does not start at game 1.
@@ -107,42 +107,22 @@ def build(args: argparse.Namespace) -> None:
 
 def _chosen_errors(spec: str, decisions: list[dict[str, Any]]) -> list[tuple[float, bool]]:
     """(error, contact?) of the agent's play in each decision."""
-    from bgbot.agents.spec import create_agent
-    from bgbot.core.context import Context
     from bgbot.core.position import Position
-    from bgbot.core.rules import Rules
-    from bgbot.engines import gnubg, ubgi  # noqa: F401  (they register their agents)
 
-    context = Context(rules=Rules(cube=False))
-
-    async def run() -> list[tuple[float, bool]]:
-        agent = create_agent(spec)
-        await agent.start()
-        try:
-            out = []
-            for row in decisions:
-                position = Position.from_position_id(row["board"])
-                equities: dict[Position, float] = {}
-                for steps, equity in row["plays"]:
-                    equities.setdefault(position.apply([tuple(s) for s in steps]), equity)
-                play = await agent.choose_play(position, tuple(row["dice"]), context)
-                chosen = equities.get(position.apply(play))
-                if chosen is None:
-                    raise SystemExit(f"{spec} played {play} in {row['board']} {row['dice']}: "
-                                     "not a play gnubg listed")
-                out.append((max(equities.values()) - chosen, position.is_contact()))
-            return out
-        finally:
-            await agent.close()
-
-    return asyncio.run(run())
-
-
-def _mean_ci(values: list[float]) -> tuple[float, float]:
-    n = len(values)
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-    return mean, 1.96 * sd / math.sqrt(n)
+    positions = [Position.from_position_id(row["board"]) for row in decisions]
+    reached = agent_plays(spec, [(position, (row["dice"][0], row["dice"][1]))
+                                 for position, row in zip(positions, decisions)])
+    out = []
+    for position, row, after in zip(positions, decisions, reached):
+        equities: dict[Position, float] = {}
+        for steps, equity in row["plays"]:
+            equities.setdefault(position.apply([tuple(s) for s in steps]), equity)
+        chosen = equities.get(after)
+        if chosen is None:
+            raise SystemExit(f"{spec} played to {after.position_id()} in {row['board']} "
+                             f"{row['dice']}: not a play gnubg listed")
+        out.append((max(equities.values()) - chosen, position.is_contact()))
+    return out
 
 
 def score(args: argparse.Namespace) -> None:
@@ -157,14 +137,14 @@ def score(args: argparse.Namespace) -> None:
     for spec in args.agents:
         rows = _chosen_errors(spec, decisions)
         errors = [e for e, _ in rows]
-        mean, ci = _mean_ci(errors)
+        mean, ci = mean_ci(errors)
         contact = [e for e, c in rows if c]
         race = [e for e, c in rows if not c]
         paired = ""
         if first is None:
             first = errors
         else:
-            d_mean, d_ci = _mean_ci([e - f for e, f in zip(errors, first)])
+            d_mean, d_ci = mean_ci([e - f for e, f in zip(errors, first)])
             paired = f"{1000 * d_mean:+.2f} ± {1000 * d_ci:.2f}"
         print(f"{spec:58} {1000 * mean:6.2f} ± {1000 * ci:4.2f} "
               f"{1000 * sum(contact) / max(1, len(contact)):8.2f} "

@@ -25,7 +25,7 @@ from bgbot.daemon.store import MatchSpec, Store
 from tests.daemon_harness import Daemon, DaemonDirs, remove_tree, short_tmpdir, start_daemon
 
 MATCH = "longsession01"
-GAMES = 40
+GAMES = 100  # enough that building the whole list takes well over 0.3 s on a fast machine
 
 
 def play_session(state_dir: Path, logs_dir: Path, games: int) -> None:

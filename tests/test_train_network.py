@@ -28,30 +28,29 @@ def _train(run: Path, iterations: int, *extra: str) -> subprocess.CompletedProce
                           timeout=600)
 
 
-@pytest.mark.parametrize("extra", [(), ("--average-from", "1")], ids=["plain", "averaged"])
-def test_a_resumed_run_is_bit_identical_to_an_uninterrupted_one(tmp_path: Path,
-                                                                 extra: tuple[str, ...]) -> None:
+def test_a_resumed_run_is_bit_identical_to_an_uninterrupted_one(tmp_path: Path) -> None:
+    """With the window average on, which covers the plain run's state and the average's."""
+    extra = ("--average-from", "1")
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    assert _train(straight, 3, *extra).returncode == 0
+    assert _train(straight, 2, *extra).returncode == 0
     first = _train(resumed, 1, *extra)
     assert first.returncode == 0, first.stderr
     assert "iteration 1:" in first.stdout
-    second = _train(resumed, 3, *extra)
+    second = _train(resumed, 2, *extra)
     assert second.returncode == 0, second.stderr
     assert "resuming" in second.stdout and "iteration 1:" not in second.stdout
     assert (straight / "network.bgw").read_bytes() == (resumed / "network.bgw").read_bytes()
-    if extra:
-        average = (resumed / "average.bgw").read_bytes()
-        assert average == (straight / "average.bgw").read_bytes()
-        assert average != (resumed / "network.bgw").read_bytes()
-        assert WeightsFile.read(resumed / "average.bgw").provenance["averaged_iterations"] == [1, 3]
+    average = (resumed / "average.bgw").read_bytes()
+    assert average == (straight / "average.bgw").read_bytes()
+    assert average != (resumed / "network.bgw").read_bytes()
+    assert WeightsFile.read(resumed / "average.bgw").provenance["averaged_iterations"] == [1, 2]
     a, b = np.load(straight / "checkpoint.npz"), np.load(resumed / "checkpoint.npz")
     assert sorted(a.files) == sorted(b.files)
     for key in a.files:
         assert np.array_equal(a[key], b[key]), key
     state = json.loads((resumed / "state.json").read_text())
-    assert state["iteration"] == 3 and state["games"] == 180 and state["positions"] > 1000
-    assert [h["iteration"] for h in state["history"]] == [1, 2, 3]
+    assert state["iteration"] == 2 and state["games"] == 120 and state["positions"] > 1000
+    assert [h["iteration"] for h in state["history"]] == [1, 2]
 
 
 def test_the_run_writes_a_network_the_player_loads(tmp_path: Path) -> None:

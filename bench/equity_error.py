@@ -6,7 +6,10 @@ and mean difference of bgbot's cubeless equity and win chance from gnubg's, and 
 equity difference (a saturated output, e.g. a "certain backgammon", shows there first).
 gnubg is only measured against here, never trained on (issue 14).
 
-    python bench/equity_error.py [--eval net|linear] [--weights PATH]
+    python bench/equity_error.py [--eval net|linear] [--weights PATH] [--crashed PATH]
+
+``--crashed``: a network for crashed positions (``tools/train_network.py --phase crashed``),
+as ``heuristic:crashed=PATH`` uses it (bgbot's own class decides where it applies).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--eval", choices=("net", "linear"), default=None)
     parser.add_argument("--weights", type=Path, default=None)
+    parser.add_argument("--crashed", type=Path, default=None,
+                        help="a network for crashed positions")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     from bgbot.core.position import Position
@@ -35,8 +40,9 @@ def main() -> None:
     from bgbot.players.network import WeightsFile
 
     network = WeightsFile.read(args.weights) if args.weights else None
+    crashed = WeightsFile.read(args.crashed, phase="crashed") if args.crashed else None
     evaluator = HeuristicEvaluator(eval=args.eval or ("net" if network else None),
-                                   network=network)
+                                   network=network, crashed_network=crashed)
     errors: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for line in args.data.open():
         record = json.loads(line)
@@ -46,7 +52,8 @@ def main() -> None:
                                         ours.win - record["win"]))
         errors["all"].append(errors[record["class"]][-1])
     print(f"evaluation {evaluator.eval}"
-          + (f" ({args.weights})" if args.weights else "") + ": bgbot - gnubg 0-ply, cubeless")
+          + (f" ({args.weights})" if args.weights else "")
+          + (f", crashed {args.crashed}" if args.crashed else "") + ": bgbot - gnubg 0-ply, cubeless")
     print(f"{'class':10} {'n':>5} {'equity RMS':>11} {'mean':>8} {'max':>7} {'win RMS':>9} "
           f"{'mean':>8}")
     for name in ("contact", "crashed", "race", "bearoff1", "bearoff2", "all"):

@@ -53,7 +53,8 @@ def main() -> None:
         errors["all"].append(errors[record["class"]][-1])
     print(f"evaluation {evaluator.eval}"
           + (f" ({args.weights})" if args.weights else "")
-          + (f", crashed {args.crashed}" if args.crashed else "") + ": bgbot - gnubg 0-ply, cubeless")
+          + (f", crashed {args.crashed}" if args.crashed else "")
+          + ": bgbot - gnubg 0-ply, cubeless")
     print(f"{'class':10} {'n':>5} {'equity RMS':>11} {'mean':>8} {'max':>7} {'win RMS':>9} "
           f"{'mean':>8}")
     for name in ("contact", "crashed", "race", "bearoff1", "bearoff2", "all"):

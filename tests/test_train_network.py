@@ -3,6 +3,7 @@ uninterrupted, and its network is a weights file the player loads."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -299,6 +300,16 @@ def test_the_window_average_is_the_mean_of_the_last_iterations_weights(tmp_path:
         train_network.window_average(first_mean, last_mean)
     with pytest.raises(ValueError, match="averaged_iterations"):
         train_network.window_average(last_mean, second)
+    # an option the trainer gained after the run began is recorded as None from then on:
+    # still the same run (training/contact-deep's means after 112 and 144 differ so)
+    newer = dataclasses.replace(last_mean, provenance={
+        **last_mean.provenance,
+        "config": {**last_mean.provenance["config"], "an_option_added_later": None}})
+    assert train_network.window_average(newer, first_mean).parameters == window.parameters
+    other = dataclasses.replace(last_mean, provenance={
+        **last_mean.provenance, "config": {**last_mean.provenance["config"], "lam": 0.1}})
+    with pytest.raises(ValueError, match="not two running means"):
+        train_network.window_average(other, first_mean)
 
 
 def test_rollout_labels_are_the_rollout_of_the_network_that_plays(tmp_path: Path) -> None:

@@ -745,10 +745,15 @@ def window_average(later: WeightsFile, earlier: WeightsFile) -> WeightsFile:
             raise ValueError("not a running average of a run (no averaged_iterations)")
         return span
 
+    def options(weights: WeightsFile) -> dict:
+        # an option added to the trainer after the run began is recorded from then on as
+        # None (not used): the same run's configuration, not another
+        config = weights.provenance.get("config") or {}
+        return {key: value for key, value in config.items() if value is not None}
+
     (start, n), (first, m) = window(later), window(earlier)
     if (start != first or m >= n or later.hidden != earlier.hidden
-            or later.phase != earlier.phase
-            or later.provenance.get("config") != earlier.provenance.get("config")):
+            or later.phase != earlier.phase or options(later) != options(earlier)):
         raise ValueError(f"iterations {first}-{m} and {start}-{n} are not two running means "
                          "of one run's weights, the second the longer")
     k_n, k_m = n - start + 1, m - first + 1

@@ -185,10 +185,17 @@ def test_a_request_cannot_run_a_program(daemon: Daemon, shape: int) -> None:
 
 
 def test_every_file_option_of_the_player_is_refused(daemon: Daemon) -> None:
-    """A crashed-position network (``crashed=FILE``) is a file too."""
+    """A crashed-position network (``crashed=FILE``) is a file too, and so is a race network
+    (``race=FILE``), while ``race=model`` names none and is served."""
     error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA",
                       agent="heuristic:crashed=/etc/hostname")
     assert error.details["field"] == "agent" and "crashed" in error.message
+    error = bad_value(daemon, "evaluate", position="4HPwATDgc/ABMA",
+                      agent="heuristic:race=/etc/hostname")
+    assert error.details["field"] == "agent" and "option race" in error.message
+    answer = daemon.client(timeout=20).request("evaluate", position="4HPwATDgc/ABMA",
+                                               agent="heuristic:race=model")
+    assert answer["equity"] is not None
 
 
 def test_a_fallback_cannot_name_a_file_either(daemon: Daemon) -> None:

@@ -311,6 +311,34 @@ def test_a_spec_names_a_crashed_network(tmp_path: Path) -> None:
         create_agent(f"heuristic:crashed={tmp_path / 'missing.bgw'}")
 
 
+def test_a_spec_names_a_race_network(tmp_path: Path) -> None:
+    """``heuristic:race=FILE`` plays the races with that race network (a run's network before
+    it is shipped); the other classes are untouched; a file of another phase is refused
+    naming the option, and so is a network file with the linear evaluation."""
+    path = tmp_path / "race.bgw"
+    race_net = random_network((8,), seed=7, phase="race")
+    race_net.write(path)
+    agent: Any = create_agent(f"heuristic:race={path}")
+    evaluator = agent.player.evaluator
+    assert evaluator.race_network == race_net
+    races = BY_CLASS[PositionClass.RACE]
+    assert any(evaluator.evaluate(p) != shared_evaluator().evaluate(p) for p in races)
+    network = PythonNetwork(race_net)
+    for position in races:  # the network's (in C: float32), or the bear-off database's
+        found = tuple(evaluator.evaluate(position))
+        assert (found == tuple(shared_evaluator().evaluate(position))
+                or found == pytest.approx(
+                    tuple(network.chances_for(position.mover, position.opponent)), abs=1e-6))
+    assert evaluator.evaluate(OTHERS[0]) == shared_evaluator().evaluate(OTHERS[0])
+    contact_file = tmp_path / "contact.bgw"
+    CONTACT_NET.write(contact_file)
+    with pytest.raises(FormatError, match="option race.*a contact network, where a race"):
+        create_agent(f"heuristic:race={contact_file}")
+    with pytest.raises(FormatError, match="option race.*eval=linear"):
+        create_agent(f"heuristic:eval=linear,race={path}")
+    assert create_agent("heuristic:race=model").player.evaluator.race_network is None
+
+
 # --------------------------------------------------------------------------- the extensions
 
 

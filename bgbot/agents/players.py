@@ -61,7 +61,8 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
         "eval": "net (the default: the network) or linear (the linear heads of before)",
         "weights": "a network weights file instead of the shipped one",
-        "race": "model (the race formula) or net (the race network, where one is shipped)",
+        "race": "model (the race formula), net (the race network, where one is shipped) or "
+                "a race network weights file (phase race)",
         "crashed": "a network weights file for crashed positions (phase crashed; default: the "
                    "contact evaluation decides them)",
         "cube_life": "Janowski cube efficiency in contact, 0..1 (default 0.68)",
@@ -77,7 +78,8 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
     if weights is not None and evaluation == "linear":
         raise FormatError(f"agent {spec.name!r} option weights", weights,
                           "is a network file: it goes with eval=net, not eval=linear")
-    race = opts.choice("race", None, ("net", "model"))
+    race = opts.text("race")
+    race_file = Path(race) if race not in (None, "net", "model") else None
     if race == "net":
         from ..players.network import shipped_race_weights
 
@@ -86,13 +88,19 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
                               "no race network is shipped (tools/train_network.py --phase "
                               "race trains one): races use the race formula")
     crashed = opts.text("crashed")
+    if (race_file is not None or crashed) and evaluation == "linear":
+        raise FormatError(f"agent {spec.name!r} option {'race' if race_file else 'crashed'}",
+                          str(race_file or crashed),
+                          "is a network file: it goes with eval=net, not eval=linear")
     try:
         evaluator = shared_evaluator(evaluation, Path(weights) if weights else None,
                                      race_model=race == "model",
-                                     crashed=Path(crashed) if crashed else None)
+                                     crashed=Path(crashed) if crashed else None,
+                                     race=race_file)
     except ValueError as error:  # a weights file that cannot be used, or none installed
         # a WeightsError names the file first
         option, value = (("crashed", crashed) if crashed and str(error).startswith(crashed)
+                         else ("race", race) if race_file and str(error).startswith(race)
                          else ("weights", weights) if weights else ("eval", evaluation))
         raise FormatError(f"agent {spec.name!r} option {option}", value or "",
                           str(error)) from None
@@ -119,7 +127,8 @@ def _random(spec: AgentSpec, seed: int) -> Agent:
 
 
 register_agent("heuristic", _heuristic, "bgbot's heuristic player (plies=0|1|2, noise=X, "
-               "level=NAME, eval=net|linear, weights=FILE, race=net|model, crashed=FILE)",
-               host_options=("weights", "crashed"))
+               "level=NAME, eval=net|linear, weights=FILE, race=net|model|FILE, crashed=FILE)",
+               host_options=("weights", "crashed", "race"),
+               host_option_keywords={"race": ("net", "model")})
 register_agent("pubeval", _pubeval, "Tesauro's public evaluation function, the yardstick")
 register_agent("random", _random, "uniformly random legal plays (seed=N, cube=on)")

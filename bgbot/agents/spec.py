@@ -160,6 +160,9 @@ class AgentKind:
     file, an engine's command): the daemon takes them from its configuration only."""
     agent_options: frozenset[str] = frozenset()
     """Options whose value is itself an agent spec (an engine's fallback)."""
+    host_option_keywords: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Values of a host option that name nothing on the machine (``race=net``, where
+    ``race=FILE`` names a file): a request may use these."""
     interactive: bool = False
     """Needs a person at this process's terminal (``human``): never served by a daemon."""
 
@@ -170,13 +173,16 @@ _NAMED: dict[str, str] = {}
 
 def register_agent(name: str, factory: AgentFactory, summary: str, *,
                    host_options: Iterable[str] = (), agent_options: Iterable[str] = (),
+                   host_option_keywords: Mapping[str, Iterable[str]] | None = None,
                    interactive: bool = False) -> None:
     """Make ``name`` usable in agent specs everywhere (CLI, daemon, duels); called once, by
     the module that defines the kind. ``host_options``, ``agent_options`` and
-    ``interactive``: see `AgentKind` (a kind with an option that names a file or a program
-    must list it, or a daemon lets every key holder set it)."""
+    ``host_option_keywords`` and ``interactive``: see `AgentKind` (a kind with an option that
+    names a file or a program must list it, or a daemon lets every key holder set it)."""
+    keywords = {option: frozenset(values)
+                for option, values in (host_option_keywords or {}).items()}
     _REGISTRY[name] = AgentKind(name, factory, summary, frozenset(host_options),
-                                frozenset(agent_options), interactive)
+                                frozenset(agent_options), keywords, interactive)
 
 
 def agent_kind(name: str) -> AgentKind | None:

@@ -7,7 +7,8 @@ A request names an agent by a spec; the daemon accepts it when
   name alone: the administrator wrote its spec, files and commands included; or
 - it is a registered kind that a daemon can serve (not ``human``, which needs a terminal),
   without the options that name a file or a program on the daemon's machine (the kind's
-  ``host_options``: a weights file, an engine's command line), and every option that is itself
+  ``host_options``: a weights file, an engine's command line; their keywords such as
+  ``race=net`` name no file and pass), and every option that is itself
   an agent spec (``agent_options``) passes the same test.
 
 Anything else is ``bad_value`` naming the field. The check reads the spec only: it never opens
@@ -50,7 +51,8 @@ def check_request_agent(text: str, field: str) -> None:
     if kind.interactive:
         raise _refuse(field, f"{parsed.name} plays at a terminal; the daemon has none")
     for option in sorted(parsed.options):
-        if option in kind.host_options:
+        if (option in kind.host_options
+                and parsed.options[option] not in kind.host_option_keywords.get(option, ())):
             raise _refuse(field, f"option {option} of {parsed.name} names a file or a program "
                           "on the daemon's machine, which a request may not choose; the "
                           "daemon's administrator can define the agent in bgbot.toml "

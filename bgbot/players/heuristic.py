@@ -487,21 +487,26 @@ _SHARED: dict[tuple[str | None, str | None, bool, str | None], HeuristicEvaluato
 
 
 def shared_evaluator(eval: str | None = None, weights: Path | None = None,
-                     race_model: bool = False, crashed: Path | None = None) -> HeuristicEvaluator:
+                     race_model: bool = False, crashed: Path | None = None,
+                     race: Path | None = None) -> HeuristicEvaluator:
     """One evaluator per process and kind (its tables take a moment to build, the networks
     are read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it,
     ``weights`` a contact network file instead of the shipped one, ``race_model`` the race
-    formula instead of the race network, ``crashed`` a crashed network file. Raises
-    `WeightsError` (a ValueError) for a weights file that cannot be used."""
+    formula instead of the race network, ``race`` a race network file, ``crashed`` a crashed
+    network file. Raises `WeightsError` (a ValueError) for a weights file that cannot be
+    used."""
     key = (eval, None if weights is None else str(weights), race_model,
-           None if crashed is None else str(crashed))
+           None if crashed is None else str(crashed), None if race is None else str(race))
     found = _SHARED.get(key)
     if found is None:
         network = None if weights is None else WeightsFile.read(weights, phase="contact")
         crashed_network = None if crashed is None else WeightsFile.read(crashed, phase="crashed")
+        race_network: WeightsFile | bool | None = (
+            False if race_model else None if race is None
+            else WeightsFile.read(race, phase="race"))
         found = _SHARED[key] = HeuristicEvaluator(
             eval=eval if network is None or eval is not None else "net", network=network,
-            race_network=False if race_model else None, crashed_network=crashed_network)
+            race_network=race_network, crashed_network=crashed_network)
     return found
 
 

@@ -29,7 +29,7 @@ A network is for one class of positions, its `phase` (`PHASES`, named in the hea
 contact network, a race network (races outside the bear-off database), a crashed network
 (`position_class.is_crashed`). The player's evaluator (`evaluator.HeuristicEvaluator`) takes
 one per class; the agent spec names them (``heuristic:weights=FILE``, ``race=net``,
-``crashed=FILE``).
+``race=FILE``, ``crashed=FILE``).
 
 Evaluation: ``bgbot.players._contact.Mlp`` in C when the extension is built; otherwise
 `PythonNetwork` with numpy (the pure-Python fallback: a network is matrix products, which

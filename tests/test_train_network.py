@@ -174,6 +174,27 @@ def test_a_deepened_network_keeps_its_function_exactly() -> None:
     assert not np.array_equal(deep.params[2], np.eye(16, dtype=np.float32))
 
 
+def test_an_init_of_either_kind_is_reshaped_to_the_hidden_layers_asked_for() -> None:
+    """`reshaped` (used for ``--init RUN/checkpoint.npz`` and ``--init FILE.bgw`` alike):
+    one more layer deepens a two-layer network too (``--hidden 128,128,128`` from the
+    shipped 128,128), with the same chances; a shape it cannot reach exits naming the file."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(6)
+    mu = rng.standard_normal(train_network.N_INPUTS).astype(np.float32)
+    sd = (1.0 + rng.random(train_network.N_INPUTS)).astype(np.float32)
+    model = train_network.Model.new([16, 16], mu, sd, seed=4)
+    deep = train_network.reshaped(model, [16, 16, 16], 1, Path("from.bgw"))
+    assert deep.hidden == (16, 16, 16)
+    x = (mu + sd * rng.standard_normal((32, train_network.N_INPUTS))).astype(np.float32)
+    allowed = np.ones((32, train_network.N_OUT), bool)
+    assert np.array_equal(model.forward(x, allowed)[0], deep.forward(x, allowed)[0])
+    assert train_network.reshaped(model, [16, 16], 1, Path("from.bgw")) is model
+    with pytest.raises(SystemExit, match=r"from.bgw has hidden layers \[16, 16\], not --hidden 128"):
+        train_network.reshaped(model, [128], 1, Path("from.bgw"))
+
+
 def test_two_ply_labels_are_the_two_ply_players_values_seen_from_the_side_on_roll() -> None:
     """``--label-plies 2``: a board (the side on roll first) is the position just after the
     other side's move; its label is that move's 2-ply value (`_two_ply_python`, the definition

@@ -978,6 +978,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 network = WeightsFile.read(args.contact, phase="contact")
                 fixed = (network.parameters, network.hidden, args.phase)
             model = model_of_weights(start, args.seed, args.sd_floor, fixed)
+            model = reshaped(model, args.hidden, args.seed, args.init)
             model.anchor = [p.copy() for p in model.params] if args.anchor_decay else None
         elif args.init:
             model = Model.from_state(np.load(args.init))
@@ -985,13 +986,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 if model.average is None:
                     sys.exit(f"{args.init} keeps no average (its run had no --average-from)")
                 model.params = [mean.astype(np.float32) for mean in model.average]
-            if len(args.hidden) == 1 and len(model.hidden) == 1 and args.hidden[0] > model.hidden[0]:
-                model = model.widened(args.hidden[0], args.seed)  # more units, same function
-            if list(args.hidden) == [*model.hidden, model.hidden[-1]]:
-                model = model.deepened()  # one more layer, same function
-            if list(model.hidden) != list(args.hidden):
-                sys.exit(f"{args.init} has hidden layers {list(model.hidden)}, not --hidden "
-                         f"{','.join(map(str, args.hidden))}")
+            model = reshaped(model, args.hidden, args.seed, args.init)
             model.m = [np.zeros_like(p) for p in model.params]
             model.v = [np.zeros_like(p) for p in model.params]
             model.t = 0
@@ -1006,6 +1001,20 @@ def main(argv: Sequence[str] | None = None) -> None:
                 keep = snapshot_path(run, state["iteration"])
                 keep.parent.mkdir(exist_ok=True)
                 keep.write_bytes((run / "average.bgw").read_bytes())
+
+
+def reshaped(model: Model, hidden: Sequence[int], seed: int, source: Path) -> Model:
+    """``model`` with the hidden layers ``hidden`` and the same function (Net2Net): one
+    hidden layer widened, or one identity layer added after the last; exits naming
+    ``source`` when neither reaches ``hidden``."""
+    if len(hidden) == 1 and len(model.hidden) == 1 and hidden[0] > model.hidden[0]:
+        model = model.widened(hidden[0], seed)  # more units, same function
+    if list(hidden) == [*model.hidden, model.hidden[-1]]:
+        model = model.deepened()  # one more layer, same function
+    if list(model.hidden) != list(hidden):
+        sys.exit(f"{source} has hidden layers {list(model.hidden)}, not --hidden "
+                 f"{','.join(map(str, hidden))}")
+    return model
 
 
 def model_of_weights(weights: WeightsFile, seed: int, sd_floor: float,

@@ -100,7 +100,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
     except ValueError as error:  # a weights file that cannot be used, or none installed
         # a WeightsError names the file first
         option, value = (("crashed", crashed) if crashed and str(error).startswith(crashed)
-                         else ("race", race) if race_file and str(error).startswith(race)
+                         else ("race", race) if race and race_file and str(error).startswith(race)
                          else ("weights", weights) if weights else ("eval", evaluation))
         raise FormatError(f"agent {spec.name!r} option {option}", value or "",
                           str(error)) from None

@@ -483,7 +483,7 @@ LEVELS: dict[str, tuple[int, float]] = {
 """Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). What each
 measured against pubeval is in the README ("The player")."""
 
-_SHARED: dict[tuple[str | None, str | None, bool, str | None], HeuristicEvaluator] = {}
+_SHARED: dict[tuple[str | None, str | None, bool, str | None, str | None], HeuristicEvaluator] = {}
 
 
 def shared_evaluator(eval: str | None = None, weights: Path | None = None,

@@ -81,7 +81,7 @@ contact positions, races outside the bear-off database, or crashed positions (co
 side's game has collapsed; without a crashed network the contact network takes them)."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
-SHIPPED_SHA256 = "8ee561d85a848bc91eb17e3e3bf8276e32cd03926b2ef765d59240bfda932d5b"
+SHIPPED_SHA256 = "76d0285fe9e83aa7d81db8f685e8de3b9129467b1c2d61fd6f0b6a4d4b9d7a85"
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""

@@ -399,8 +399,9 @@ def test_a_crashed_run_trains_the_crashed_network_beside_the_shipped_contact_one
     the crashed positions alone; its file is a crashed network the player takes
     (``heuristic:crashed=FILE``), and a resumed run ends bit-identical."""
     shipped = ROOT / "bgbot" / "players" / "data" / "contact.bgw"
+    hidden = ",".join(map(str, WeightsFile.read(shipped).hidden))
     common = ["--phase", "crashed", "--contact", str(shipped), "--init", str(shipped),
-              "--hidden", "128,128", "--games", "40", "--screen", "4", "--lr", "1e-5",
+              "--hidden", hidden, "--games", "40", "--screen", "4", "--lr", "1e-5",
               "--seed", "3"]
 
     def train(run: Path, iterations: int) -> None:

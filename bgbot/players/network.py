@@ -81,7 +81,7 @@ contact positions, races outside the bear-off database, or crashed positions (co
 side's game has collapsed; without a crashed network the contact network takes them)."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
-SHIPPED_SHA256 = "76d0285fe9e83aa7d81db8f685e8de3b9129467b1c2d61fd6f0b6a4d4b9d7a85"
+SHIPPED_SHA256 = "9d907cb5282d6433ddd297298e76d265efe59e6b8008b0a8501446dd982d6e66"
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""

@@ -80,6 +80,8 @@ INLINE_RUN = {
         "bgbot duel heuristic:level=beginner pubeval --pairs 1 --concurrency 2",
     "bgbot duel heuristic pubeval --pairs 10000 --concurrency 2": None,
     "bgbot duel heuristic:plies=1 gnubg:plies=0 --pairs 2500 --concurrency 2": None,
+    "bgbot duel heuristic:plies=2 heuristic:plies=1 --pairs 700 --concurrency 2 --seed 15 --luck":
+        None,
     "bgbot play heuristic:plies=1 gnubg:plies=0 --length 7 --matches 8 --seed 21": None,
     "bgbot analyze FILE --plies 2": None,
     "python3 bench/decisions.py": "python3 bench/decisions.py --games 1 --limit 5 --plies 0,1",

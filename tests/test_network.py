@@ -59,7 +59,8 @@ needs_extension = pytest.mark.skipif(contact is None or training is None,
 
 ONE = random_network((24,))
 TWO = random_network((16, 8), seed=11)
-FOUR = random_network((16, 12, 8, 8), seed=13)  # the deepest the C network takes
+FOUR = random_network((16, 12, 8, 8), seed=13)
+FIVE = random_network((16, 12, 8, 8, 8), seed=17)  # the deepest the C network takes
 
 
 def _self_play_positions() -> list[Position]:
@@ -216,8 +217,8 @@ def _assert_close(position: Position, weights: WeightsFile, mlp: Any) -> None:
 
 
 @needs_extension
-@pytest.mark.parametrize("weights", [ONE, TWO, FOUR],
-                         ids=["one-layer", "two-layers", "four-layers"])
+@pytest.mark.parametrize("weights", [ONE, TWO, FOUR, FIVE],
+                         ids=["one-layer", "two-layers", "four-layers", "five-layers"])
 def test_c_network_equals_numpy_on_self_play_positions(weights: WeightsFile) -> None:
     mlp = contact.Mlp(weights.parameters, weights.hidden)
     for position in SELF_PLAY:
@@ -256,7 +257,7 @@ def test_encode_gives_the_inputs_and_masks_of_many_boards() -> None:
 @pytest.mark.parametrize("args, error, message", [
     ((b"\0" * 12, (24,)), ValueError, "bytes for"),
     ((ONE.parameters, ()), ValueError, "1 to"),
-    ((ONE.parameters, (8, 8, 8, 8, 8)), ValueError, "1 to 4 hidden layers"),
+    ((ONE.parameters, (8, 8, 8, 8, 8, 8)), ValueError, "1 to 5 hidden layers"),
     ((ONE.parameters, (0,)), ValueError, "width"),
     ((ONE.parameters, (4096,)), ValueError, "width"),
     ((ONE.parameters, (24, 8)), ValueError, "bytes for"),

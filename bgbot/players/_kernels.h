@@ -397,7 +397,7 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
 #define N_RAW_SIDE (4 * 24 + 2)
 #define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE)
 #define N_OUTCOMES 6 /* win single, gammon, backgammon; lose single, gammon, backgammon */
-#define MAX_LAYERS 4 /* hidden layers at most */
+#define MAX_LAYERS 5 /* hidden layers at most */
 #define MAX_WIDTH 1024
 
 static void raw_side(const int *s, int off, float *x)

@@ -139,7 +139,7 @@ def test_a_widened_network_keeps_its_function() -> None:
     sd = (1.0 + rng.random(train_network.N_INPUTS)).astype(np.float32)
     model = train_network.Model.new([16], mu, sd, seed=2)
     model.params[-2] *= 30.0  # outputs far from uniform, so a change would show
-    wide = model.widened(40, seed=7)
+    wide = model.widened([40], seed=7)
     assert wide.hidden == (40,)
     x = (mu + sd * rng.standard_normal((64, train_network.N_INPUTS))).astype(np.float32)
     allowed = np.ones((64, train_network.N_OUT), bool)
@@ -149,7 +149,35 @@ def test_a_widened_network_keeps_its_function() -> None:
     new_units, old_units = wide.params[0][:, 16:].T, model.params[0].T
     assert not any(np.array_equal(a, b) for a in new_units for b in old_units)  # they can part
     with pytest.raises(ValueError, match="widen"):
-        model.widened(8, seed=7)
+        model.widened([8], seed=7)
+
+
+def test_every_hidden_layer_of_a_deep_network_can_be_widened_and_one_added() -> None:
+    """``--hidden 24,24,24`` from a 16,16 network (or ``192,192,192,192,192`` from the shipped
+    four layers of 128): each layer widened, then an identity layer after the last, and the
+    chances hardly move; a narrower width or a wrong count is refused by name."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    rng = np.random.default_rng(8)
+    mu = rng.standard_normal(train_network.N_INPUTS).astype(np.float32)
+    sd = (1.0 + rng.random(train_network.N_INPUTS)).astype(np.float32)
+    model = train_network.Model.new([16, 16], mu, sd, seed=9)
+    model.params[-2] *= 30.0
+    wide = train_network.reshaped(model, [24, 24, 24], 1, Path("from.bgw"))
+    assert wide.hidden == (24, 24, 24)
+    x = (mu + sd * rng.standard_normal((64, train_network.N_INPUTS))).astype(np.float32)
+    allowed = np.ones((64, train_network.N_OUT), bool)
+    before, _ = model.forward(x, allowed)
+    after, _ = wide.forward(x, allowed)
+    assert np.abs(after - before).max() < 0.02
+    assert not np.allclose(after, before, atol=1e-7)  # the copies' noise: they can part
+    same = model.widened([16, 16], seed=1)
+    assert np.array_equal(same.forward(x, allowed)[0], before)
+    with pytest.raises(ValueError, match="cannot widen 16 hidden units to 8"):
+        model.widened([24, 8], seed=1)
+    with pytest.raises(ValueError, match="one width for each layer"):
+        model.widened([24], seed=1)
 
 
 def test_a_deepened_network_keeps_its_function_exactly() -> None:

@@ -385,24 +385,28 @@ class Model:
             params.append(np.zeros(b, dtype=np.float32))
         return cls(params, mu, sd)
 
-    def widened(self, width: int, seed: int) -> Model:
-        """The same function with a one-hidden-layer network ``width`` wide (Net2Net): each
-        new unit copies an old one's input weights (with a little noise, so the copies can
-        part) and the copies share that unit's output weights."""
-        if len(self.params) != 4:
-            raise ValueError("only a network with one hidden layer can be widened")
-        w1, b1, w2, b2 = self.params
-        old = w1.shape[1]
-        if width < old:
-            raise ValueError(f"cannot widen {old} hidden units to {width}")
+    def widened(self, widths: Sequence[int], seed: int) -> Model:
+        """The same function with each hidden layer as wide as ``widths`` says (Net2Net):
+        each new unit copies an old one's input weights (with a little noise, so the copies
+        can part) and the copies share that unit's output weights, layer after layer."""
+        if len(widths) != len(self.hidden):
+            raise ValueError(f"cannot widen hidden layers {list(self.hidden)} to {list(widths)}"
+                             " (one width for each layer)")
+        params = [p.copy() for p in self.params]
         rng = np.random.default_rng([seed, 0x71DE])
-        source = np.concatenate([np.arange(old), rng.choice(old, width - old, replace=True)])
-        copies = np.bincount(source, minlength=old).astype(np.float32)
-        noise = rng.standard_normal((w1.shape[0], width)).astype(np.float32)
-        new_w1 = w1[:, source] + 0.01 * w1.std() * noise * (np.arange(width) >= old)
-        new_w2 = w2[source] / copies[source][:, None]
-        return Model([new_w1.astype(np.float32), b1[source].copy(),
-                      new_w2.astype(np.float32), b2.copy()], self.mu, self.sd)
+        for k, width in enumerate(widths):
+            w_in, b_in, w_out = params[2 * k], params[2 * k + 1], params[2 * k + 2]
+            old = w_in.shape[1]
+            if width < old:
+                raise ValueError(f"cannot widen {old} hidden units to {width}")
+            source = np.concatenate([np.arange(old), rng.choice(old, width - old, replace=True)])
+            copies = np.bincount(source, minlength=old).astype(np.float32)
+            noise = rng.standard_normal((w_in.shape[0], width)).astype(np.float32)
+            new_in = w_in[:, source] + 0.01 * w_in.std() * noise * (np.arange(width) >= old)
+            params[2 * k] = new_in.astype(np.float32)
+            params[2 * k + 1] = b_in[source].copy()
+            params[2 * k + 2] = (w_out[source] / copies[source][:, None]).astype(np.float32)
+        return Model(params, self.mu, self.sd)
 
     def deepened(self) -> Model:
         """The same function with one more hidden layer as wide as the last (Net2Net): the
@@ -832,9 +836,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=20000, help="self-play games per iteration")
     parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],
                         default=[128], help="hidden layer widths, e.g. 128 or 128,64; with "
-                        "--init, one width above its one hidden layer's widens that network "
-                        "(Net2Net: the same play to start from), and one more width equal to its last "
-                        "adds an identity layer there (the same play again)")
+                        "--init, widths above its layers' widen that network (Net2Net: the "
+                        "same play to start from), and one more width equal to its last adds an "
+                        "identity layer there (the same play again)")
     parser.add_argument("--lam", type=float, default=0.7, help="λ of the λ-returns")
     parser.add_argument("--epochs", type=int, default=2, help="passes over each iteration's data")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam step size")
@@ -1004,11 +1008,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def reshaped(model: Model, hidden: Sequence[int], seed: int, source: Path) -> Model:
-    """``model`` with the hidden layers ``hidden`` and the same function (Net2Net): one
-    hidden layer widened, or one identity layer added after the last; exits naming
+    """``model`` with the hidden layers ``hidden`` and the same function (Net2Net): its
+    hidden layers widened, one identity layer added after the last, or both; exits naming
     ``source`` when neither reaches ``hidden``."""
-    if len(hidden) == 1 and len(model.hidden) == 1 and hidden[0] > model.hidden[0]:
-        model = model.widened(hidden[0], seed)  # more units, same function
+    n = len(model.hidden)
+    if (len(hidden) in (n, n + 1) and tuple(hidden[:n]) != model.hidden
+            and all(h >= m for h, m in zip(hidden, model.hidden))):
+        model = model.widened(hidden[:n], seed)  # more units, same function
     if list(hidden) == [*model.hidden, model.hidden[-1]]:
         model = model.deepened()  # one more layer, same function
     if list(model.hidden) != list(hidden):

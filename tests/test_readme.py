@@ -82,8 +82,8 @@ INLINE_RUN = {
     "bgbot duel heuristic:plies=1 gnubg:plies=0 --pairs 2500 --concurrency 2": None,
     "bgbot duel heuristic:plies=2 heuristic:plies=1 --pairs 700 --concurrency 2 --seed 15 --luck":
         None,
-    "bgbot play heuristic:plies=1 gnubg:plies=0 --length 7 --matches 8 --seed 21": None,
-    "bgbot analyze FILE --plies 2": None,
+    "bgbot play heuristic:plies=1 gnubg:plies=0 --length 7 --matches 16 --seed 21": None,
+    "bgbot analyze FILE --plies 2 --json": None,
     "python3 bench/decisions.py": "python3 bench/decisions.py --games 1 --limit 5 --plies 0,1",
     "python3 bench/protocol.py --agent heuristic:plies=2 --window 4 --skip-rss --skip-tcp":
         "python3 bench/protocol.py --agent heuristic:plies=2 --window 4 --skip-rss --skip-tcp "
@@ -425,10 +425,10 @@ def test_the_commands_named_in_the_text(workspace: Workspace, name: str) -> None
     for link in ("bench", "tests", "config"):
         if not (here / link).exists():
             (here / link).symlink_to(ROOT / link)
-    if name == "bgbot analyze FILE --plies 2":
+    if name == "bgbot analyze FILE --plies 2 --json":
         if not list((here / "matches").glob("*.mat")):
             workspace.run(shrink("bgbot play heuristic:plies=1 gnubg:plies=0 --length 7 "
-                                 "--matches 8 --seed 21"), cwd=here)
+                                 "--matches 16 --seed 21"), cwd=here)
         (path,) = list((here / "matches").glob("*.mat"))[:1]
         command = shrink(name).replace("FILE", str(path))
     else:

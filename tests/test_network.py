@@ -26,6 +26,7 @@ from bgbot.players import network
 from bgbot.players.base import Context, Probabilities
 from bgbot.players.by_class import CompiledNetwork
 from bgbot.players.evaluator import HeuristicEvaluator
+from bgbot.players.features import FEATURE_NAMES
 from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES, HeuristicPlayer
 from bgbot.players.network import (
     INPUT_NAMES,
@@ -82,7 +83,8 @@ def test_inputs_are_the_features_then_the_board() -> None:
     x = inputs(position.mover, position.opponent)
     assert len(x) == len(INPUT_NAMES) == N_INPUTS
     assert INPUT_NAMES[0] == "me.made_1" and "bias" not in INPUT_NAMES
-    raw = x[N_INPUTS - 2 * len(network.RAW_NAMES):]
+    start = len(FEATURE_NAMES) - 1
+    raw = x[start:start + 2 * len(network.RAW_NAMES)]
     # our 6-point: five chequers -> 1, 1, 1, (5 - 3) / 2
     six = 4 * 5
     assert raw[six:six + 4] == [1.0, 1.0, 1.0, 1.0]

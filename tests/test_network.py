@@ -26,6 +26,7 @@ from bgbot.players import network
 from bgbot.players.base import Context, Probabilities
 from bgbot.players.by_class import CompiledNetwork
 from bgbot.players.evaluator import HeuristicEvaluator
+from bgbot.players.features import FEATURE_NAMES, NET_FEATURES, net_features
 from bgbot.players.heuristic import MOVE_FILTERS, TWO_PLY_REPLIES, HeuristicPlayer
 from bgbot.players.network import (
     INPUT_NAMES,
@@ -82,7 +83,8 @@ def test_inputs_are_the_features_then_the_board() -> None:
     x = inputs(position.mover, position.opponent)
     assert len(x) == len(INPUT_NAMES) == N_INPUTS
     assert INPUT_NAMES[0] == "me.made_1" and "bias" not in INPUT_NAMES
-    raw = x[N_INPUTS - 2 * len(network.RAW_NAMES):]
+    start = len(FEATURE_NAMES) - 1
+    raw = x[start:start + 2 * len(network.RAW_NAMES)]
     # our 6-point: five chequers -> 1, 1, 1, (5 - 3) / 2
     six = 4 * 5
     assert raw[six:six + 4] == [1.0, 1.0, 1.0, 1.0]
@@ -104,6 +106,69 @@ def test_outcome_mask_follows_the_hard_constraints() -> None:
 def test_chances_sum_the_outcomes() -> None:
     probs = chances([0.3, 0.1, 0.05, 0.4, 0.1, 0.05])
     assert probs == pytest.approx(Probabilities(0.45, 0.15, 0.05, 0.15, 0.05))
+
+
+def _sides(mover: dict[int, int], opponent: dict[int, int]) -> tuple[tuple[int, ...], ...]:
+    """Each side's 25 counts from {own point: chequers} (25 = the bar)."""
+    def side(points: dict[int, int]) -> tuple[int, ...]:
+        counts = [0] * 25
+        for point, n in points.items():
+            counts[point - 1] = n
+        return tuple(counts)
+    return side(mover), side(opponent)
+
+
+def _net(mover: dict[int, int], opponent: dict[int, int]) -> dict[str, float]:
+    return dict(zip(NET_FEATURES, net_features(*_sides(mover, opponent))))
+
+
+def test_net_features_of_the_starting_position() -> None:
+    start = Position.initial()
+    f = dict(zip(NET_FEATURES, net_features(start.mover, start.opponent)))
+    # every chequer is behind the other's rearmost (on its 24-point, our 1-point): 167 - 15 pips
+    assert f["contact_depth_me"] == f["contact_depth_other"] == pytest.approx(152 / 167)
+    assert f["free_pips_me"] == f["free_pips_other"] == 0.0
+    assert f["backgame_me"] == 2 / 8  # one anchor (the 24-point), two chequers there
+    assert f["contain_me"] == f["contain_other"]  # the same points, mirrored
+    assert inputs(start.mover, start.opponent)[-len(NET_FEATURES):] == \
+        pytest.approx(list(f.values()))
+
+
+def test_a_full_prime_contains_the_chequer_behind_it() -> None:
+    # the mover's 7..12 points against the opponent's chequer on its 24-point (our 1-point)
+    f = _net({7: 2, 8: 2, 9: 2, 10: 2, 11: 2, 12: 2, 13: 3}, {24: 1, 6: 5, 8: 3, 13: 6})
+    assert f["contain_other"] == f["acontain_other"] == 1.0  # no roll escapes
+    assert f["contain_other_sq"] == 1.0
+    # nothing of the mover is behind the opponent's points 16..24 with a blockade in front
+    assert f["acontain_me"] == 0.0
+    # a chequer of the opponent already past our 9-point is not contained
+    past = _net({7: 2, 8: 2, 9: 2, 10: 2, 11: 2, 12: 2, 13: 3}, {14: 1, 6: 5, 8: 3, 13: 6})
+    assert past["acontain_other"] == 0.0 and past["contain_other"] == 1.0
+
+
+def test_back_game_and_engagement_features() -> None:
+    # two anchors in the opponent's home with five chequers: (5 - 3) / 4
+    f = _net({20: 2, 21: 3, 6: 5, 5: 5}, {6: 5, 5: 5, 4: 3, 3: 2})
+    assert f["backgame_me"] == 0.5 and f["backgame_other"] == 0.0
+    # the opponent's rearmost chequer is on its 6-point (our 19): ours above it are engaged
+    assert f["contact_depth_me"] == pytest.approx((2 * 1 + 3 * 2) / 167)
+    assert f["free_pips_me"] == pytest.approx((6 * 5 + 5 * 5) / 100)
+    # a race: nothing engaged, every pip free
+    race = _net({6: 5, 5: 5, 4: 5}, {6: 5, 5: 5, 4: 5})
+    assert race["contact_depth_me"] == race["contact_depth_other"] == 0.0
+    assert race["free_pips_me"] == pytest.approx(75 / 100)
+    assert race["mobility_me"] == 0.0  # nothing outside the home board
+
+
+@settings(max_examples=200, deadline=None)
+@given(legal_positions())
+def test_net_features_swap_with_the_sides(position: Position) -> None:
+    """Seen from the other side, every "me" feature is the "other" one and back."""
+    ours = dict(zip(NET_FEATURES, net_features(position.mover, position.opponent)))
+    theirs = dict(zip(NET_FEATURES, net_features(position.opponent, position.mover)))
+    for name, value in ours.items():
+        mirror = (name.replace("_me", "_MINE").replace("_other", "_me").replace("_MINE", "_other"))
+        assert theirs[mirror] == value, name
 
 
 # ---------------------------------------------------------------------------- weights file

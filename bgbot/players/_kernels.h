@@ -393,9 +393,10 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
 /* The network's inputs (network.py's `inputs`, the definition): the contact features of
  * features.py without the bias (N_FEATURES - 1), then a plain board encoding of each side,
  * the player on roll first: per point 1..24 four units (at least 1, 2, 3 chequers, and
- * (n - 3) / 2 beyond 3), the bar / 2 and the chequers off / 15. */
+ * (n - 3) / 2 beyond 3), the bar / 2 and the chequers off / 15; then features.NET_FEATURES. */
 #define N_RAW_SIDE (4 * 24 + 2)
-#define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE)
+#define N_NET 16 /* features.NET_FEATURES */
+#define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE + N_NET)
 #define N_OUTCOMES 6 /* win single, gammon, backgammon; lose single, gammon, backgammon */
 #define MAX_LAYERS 5 /* hidden layers at most */
 #define MAX_WIDTH 1024
@@ -413,6 +414,104 @@ static void raw_side(const int *s, int off, float *x)
     x[97] = (float)off / 15.0f;
 }
 
+#define CONTAIN_FROM 16 /* features.CONTAIN_FROM */
+
+/* features._escape_at */
+static int escape_at(int point, uint32_t blocker_made)
+{
+    return escapes[(blocker_made >> (26 - point)) & 0xFFF];
+}
+
+/* features._containment: (contain, acontain) of `runner`'s chequers against `blocker`. */
+static void containment(const Side *runner, const Side *blocker, double *contain,
+                        double *acontain)
+{
+    int least = 36, actual = 36;
+    for (int point = CONTAIN_FROM; point < 25; point++) {
+        int n = escape_at(point, blocker->made);
+        if (n < least)
+            least = n;
+    }
+    for (int point = CONTAIN_FROM; point <= runner->rearmost; point++) {
+        int n = escape_at(point, blocker->made);
+        if (n < actual)
+            actual = n;
+    }
+    *contain = 1.0 - (double)least / 36.0;
+    *acontain = 1.0 - (double)actual / 36.0;
+}
+
+/* features._mobility */
+static double mobility(const int *s, const Side *blocker)
+{
+    int total = 0;
+    for (int index = 6; index < 25; index++)
+        if (s[index])
+            total += s[index] * escape_at(index + 1, blocker->made) * (index - 5);
+    return (double)total / 3600.0;
+}
+
+/* features._backgame */
+static double backgame(const int *s, const Side *x)
+{
+    int there = 0;
+    for (int index = 18; index < 24; index++)
+        there += s[index];
+    if (x->anchors >= 2)
+        return (double)(there - 3) / 4.0;
+    if (x->anchors == 1)
+        return (double)there / 8.0;
+    return 0.0;
+}
+
+/* features._engagement: (contact depth, free pips) of side `s` against `other`. */
+static void engagement(const int *s, const Side *other, double *depth_out, double *free_out)
+{
+    int rear = other->rearmost;
+    int edge = rear ? 25 - rear : 25;
+    int depth = 0, free_pips = 0;
+    for (int index = 0; index < 25; index++) {
+        int count = s[index];
+        if (!count)
+            continue;
+        int point = index + 1;
+        if (rear && point > edge)
+            depth += count * (point - edge);
+        else if (point < edge || !rear)
+            free_pips += count * point;
+    }
+    *depth_out = (double)depth / 167.0;
+    *free_out = (double)free_pips / 100.0;
+}
+
+/* features.net_features */
+static void net_features(const int *mover, const int *opponent, const Side *me,
+                         const Side *other, double *out)
+{
+    double contain_other, acontain_other, contain_me, acontain_me;
+    double depth_me, free_me, depth_other, free_other;
+    containment(other, me, &contain_other, &acontain_other);
+    containment(me, other, &contain_me, &acontain_me);
+    engagement(mover, other, &depth_me, &free_me);
+    engagement(opponent, me, &depth_other, &free_other);
+    out[0] = contain_other;
+    out[1] = contain_other * contain_other;
+    out[2] = acontain_other;
+    out[3] = acontain_other * acontain_other;
+    out[4] = contain_me;
+    out[5] = contain_me * contain_me;
+    out[6] = acontain_me;
+    out[7] = acontain_me * acontain_me;
+    out[8] = mobility(mover, other);
+    out[9] = mobility(opponent, me);
+    out[10] = backgame(mover, me);
+    out[11] = backgame(opponent, other);
+    out[12] = depth_me;
+    out[13] = depth_other;
+    out[14] = free_me;
+    out[15] = free_other;
+}
+
 static void encode_inputs(const int *mover, const int *opponent, const Side *me,
                           const Side *other, float *x)
 {
@@ -422,6 +521,10 @@ static void encode_inputs(const int *mover, const int *opponent, const Side *me,
         x[i] = (float)f[i];
     raw_side(mover, me->off, x + N_FEATURES - 1);
     raw_side(opponent, other->off, x + N_FEATURES - 1 + N_RAW_SIDE);
+    double extra[N_NET];
+    net_features(mover, opponent, me, other, extra);
+    for (int i = 0; i < N_NET; i++)
+        x[N_FEATURES - 1 + 2 * N_RAW_SIDE + i] = (float)extra[i];
 }
 
 /* Which of the six outcomes can still happen (the hard constraints of heuristic-player.md

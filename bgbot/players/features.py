@@ -455,3 +455,121 @@ def feature_vector(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[fl
         *cross_features(me, other),
         1.0,
     ]
+
+
+# ------------------------------------------------------------------ network-only features
+
+NET_FEATURES: tuple[str, ...] = (
+    "contain_other",
+    "contain_other_sq",
+    "acontain_other",
+    "acontain_other_sq",
+    "contain_me",
+    "contain_me_sq",
+    "acontain_me",
+    "acontain_me_sq",
+    "mobility_me",
+    "mobility_other",
+    "backgame_me",
+    "backgame_other",
+    "contact_depth_me",
+    "contact_depth_other",
+    "free_pips_me",
+    "free_pips_other",
+)
+"""Features only the network reads (after its board encoding), both sides seen from the player
+on roll ("me"): the blockades each side holds against the other's chequers, how freely each
+side's outfield chequers move, back-game shape, and how much of each side is still engaged
+(heuristic-player.md §2.3–2.6, gnubg's contain, mobility, back-game, break-contact and
+free-pip inputs in our own definitions). The linear player's `FEATURE_NAMES` stay as they
+were."""
+
+CONTAIN_FROM = 16
+"""The runner's own point where containment is first measured (the blocker's 9-point)."""
+
+
+def _escape_at(point: int, blocker_made: int) -> int:
+    """Escape count of a chequer on its own ``point`` (2..25) against ``blocker_made``."""
+    return ESCAPES[(blocker_made >> (26 - point)) & 0xFFF]
+
+
+def _containment(runner: SideInfo, blocker: SideInfo) -> tuple[float, float]:
+    """(contain, acontain): 1 − the least escape count / 36 of a runner's chequer on any of
+    its points 16..24 (whether or not one is there), and over its points 16 up to its rearmost
+    chequer (0 when nothing of it is that far back)."""
+    made = blocker.made
+    least = 36
+    for point in range(CONTAIN_FROM, 25):
+        least = min(least, _escape_at(point, made))
+    actual = 36
+    for point in range(CONTAIN_FROM, runner.rearmost + 1):
+        actual = min(actual, _escape_at(point, made))
+    return 1.0 - least / 36.0, 1.0 - actual / 36.0
+
+
+def _mobility(side: tuple[int, ...], blocker: SideInfo) -> float:
+    """Σ over the side's chequers outside its home board of escape count × pips to home,
+    ÷ 3600."""
+    made = blocker.made
+    total = 0
+    for index in range(6, 25):
+        count = side[index]
+        if count:
+            total += count * _escape_at(index + 1, made) * (index - 5)
+    return total / 3600.0
+
+
+def _backgame(side: tuple[int, ...], info: SideInfo) -> float:
+    """With two or more anchors in the other's home board, (chequers there − 3) / 4; with
+    one, chequers there / 8; else 0."""
+    there = sum(side[18:24])
+    if info.anchors >= 2:
+        return (there - 3) / 4.0
+    if info.anchors == 1:
+        return there / 8.0
+    return 0.0
+
+
+def _engagement(side: tuple[int, ...], other: SideInfo) -> tuple[float, float]:
+    """(contact depth, free pips): the pips by which the side's chequers lie behind the
+    other's rearmost chequer, ÷ 167, and the pips of those already past it, ÷ 100."""
+    rear = other.rearmost
+    edge = 25 - rear if rear else 25  # own points above the edge are still engaged
+    depth = 0
+    free = 0
+    for index in range(25):
+        count = side[index]
+        if count:
+            point = index + 1
+            if rear and point > edge:
+                depth += count * (point - edge)
+            elif point < edge or not rear:
+                free += count * point
+    return depth / 167.0, free / 100.0
+
+
+def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[float]:
+    """The `NET_FEATURES` of a position, ``mover`` on roll."""
+    me, other = side_info(mover), side_info(opponent)
+    contain_other, acontain_other = _containment(other, me)
+    contain_me, acontain_me = _containment(me, other)
+    depth_me, free_me = _engagement(mover, other)
+    depth_other, free_other = _engagement(opponent, me)
+    return [
+        contain_other,
+        contain_other * contain_other,
+        acontain_other,
+        acontain_other * acontain_other,
+        contain_me,
+        contain_me * contain_me,
+        acontain_me,
+        acontain_me * acontain_me,
+        _mobility(mover, other),
+        _mobility(opponent, me),
+        _backgame(mover, me),
+        _backgame(opponent, other),
+        depth_me,
+        depth_other,
+        free_me,
+        free_other,
+    ]

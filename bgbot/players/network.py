@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .base import Probabilities
-from .features import FEATURE_NAMES, feature_vector
+from .features import FEATURE_NAMES, NET_FEATURES, feature_vector, net_features
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,6 +67,7 @@ INPUT_NAMES: tuple[str, ...] = (
     *FEATURE_NAMES[:-1],
     *(f"me.raw.{name}" for name in RAW_NAMES),
     *(f"other.raw.{name}" for name in RAW_NAMES),
+    *(f"net.{name}" for name in NET_FEATURES),
 )
 """The network's inputs, in order ("me" = the player on roll)."""
 
@@ -81,7 +82,7 @@ contact positions, races outside the bear-off database, or crashed positions (co
 side's game has collapsed; without a crashed network the contact network takes them)."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
-SHIPPED_SHA256 = "9d907cb5282d6433ddd297298e76d265efe59e6b8008b0a8501446dd982d6e66"
+SHIPPED_SHA256 = "7c4f804e45f0c6c22daaba8235fc67c0d3e01e88faf7a85fe76202a8ee031898"
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""
@@ -94,9 +95,10 @@ SHIPPED_CRASHED_SHA256 = ""
 crashed positions)."""
 
 
-def input_layout() -> str:
-    """A fingerprint of `INPUT_NAMES` (their order and meaning) recorded in weights files."""
-    return hashlib.sha256("\n".join(INPUT_NAMES).encode()).hexdigest()[:16]
+def input_layout(inputs: int = N_INPUTS) -> str:
+    """A fingerprint of `INPUT_NAMES` (their order and meaning; the first ``inputs`` of them)
+    recorded in weights files."""
+    return hashlib.sha256("\n".join(INPUT_NAMES[:inputs]).encode()).hexdigest()[:16]
 
 
 def raw_side(side: Sequence[int]) -> list[float]:
@@ -112,8 +114,9 @@ def raw_side(side: Sequence[int]) -> list[float]:
 
 def inputs(mover: Sequence[int], opponent: Sequence[int]) -> list[float]:
     """The network's inputs (`INPUT_NAMES`) for ``mover`` on roll against ``opponent``."""
-    features = feature_vector(tuple(mover), tuple(opponent))
-    return [*features[:-1], *raw_side(mover), *raw_side(opponent)]
+    me, other = tuple(mover), tuple(opponent)
+    features = feature_vector(me, other)
+    return [*features[:-1], *raw_side(me), *raw_side(other), *net_features(me, other)]
 
 
 def outcome_mask(mover: Sequence[int], opponent: Sequence[int]) -> tuple[bool, ...]:
@@ -175,6 +178,26 @@ class WeightsFile:
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "weights") -> WeightsFile:
         """Read and check a weights file's bytes; `WeightsError` says what is wrong."""
+        return cls._from_bytes(data, name, N_INPUTS)
+
+    @classmethod
+    def with_prefix_inputs(cls, data: bytes, name: str = "weights") -> WeightsFile:
+        """A weights file made for the first inputs of `INPUT_NAMES` only (a bgbot before the
+        later inputs were added), given zero weights on the inputs it lacks: the same network
+        over today's inputs, from which training can go on. `WeightsError` if its layout is
+        not such a prefix."""
+        for known in range(N_INPUTS, 0, -1):
+            try:
+                return cls._from_bytes(data, name, known)
+            except WeightsError as error:
+                if "made for other network inputs" not in str(error):
+                    raise
+        raise WeightsError(f"{name}: its inputs are not the first inputs of this bgbot's")
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, name: str, inputs: int) -> WeightsFile:
+        """`from_bytes` for a network over the first ``inputs`` of `INPUT_NAMES`, returned over
+        all of them (zero weights on the others)."""
         if len(data) < len(MAGIC) + 4 + 32 or not data.startswith(MAGIC):
             raise WeightsError(f"{name}: not a bgbot network weights file")
         body, digest = data[:-32], data[-32:]
@@ -189,7 +212,7 @@ class WeightsFile:
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise WeightsError(f"{name}: weights format {header.get('format')!r} is not the "
                                f"format {FORMAT} this bgbot reads")
-        if header.get("input_layout") != input_layout() or header.get("inputs") != N_INPUTS:
+        if header.get("input_layout") != input_layout(inputs) or header.get("inputs") != inputs:
             raise WeightsError(
                 f"{name}: made for other network inputs (layout {header.get('input_layout')}, "
                 f"{header.get('inputs')} inputs; this bgbot has {input_layout()}, {N_INPUTS}): "
@@ -202,8 +225,10 @@ class WeightsFile:
         phase = header.get("phase", "contact")
         if phase not in PHASES:
             raise WeightsError(f"{name}: a network for {phase!r}, not one of {', '.join(PHASES)}")
-        return cls(tuple(hidden), bytes(body[start + length:]),
-                   dict(header.get("provenance") or {}), phase)
+        parameters = bytes(body[start + length:])
+        if inputs != N_INPUTS:
+            parameters = _zero_padded(parameters, inputs, hidden[0], name)
+        return cls(tuple(hidden), parameters, dict(header.get("provenance") or {}), phase)
 
     @classmethod
     def read(cls, path: Path, expected_sha256: str | None = None,
@@ -294,9 +319,18 @@ def shipped_crashed_weights() -> WeightsFile | None:
                             phase="crashed")
 
 
-def parameter_count(hidden: Sequence[int]) -> int:
-    """Number of parameters of a network with these hidden widths."""
-    widths = (N_INPUTS, *hidden, len(OUTCOMES))
+def _zero_padded(parameters: bytes, inputs: int, width: int, name: str) -> bytes:
+    """The parameters of a network over ``inputs`` inputs, its first layer (``width`` units)
+    given zero weights from the `N_INPUTS` - ``inputs`` inputs after them."""
+    first = 4 * inputs * width
+    if len(parameters) < first:
+        raise WeightsError(f"{name}: its parameters do not fit its header")
+    return parameters[:first] + bytes(4 * (N_INPUTS - inputs) * width) + parameters[first:]
+
+
+def parameter_count(hidden: Sequence[int], inputs: int = N_INPUTS) -> int:
+    """Number of parameters of a network with these hidden widths (over ``inputs`` inputs)."""
+    widths = (inputs, *hidden, len(OUTCOMES))
     return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 

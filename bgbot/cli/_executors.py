@@ -3,7 +3,9 @@ Dask cluster (a `concurrent.futures.Executor` each; the work does not care which
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -48,11 +50,24 @@ def executor_for(concurrency: int, dask: str | None = None) -> Executing:
                      lambda: pool.shutdown(wait=True, cancel_futures=True))
 
 
+def _quiet_dask() -> None:
+    """Dask's distributed logs at INFO by default: every worker's start and stop and, when a
+    cluster closes while a worker still talks, that closed connection with its traceback, all
+    on the terminal of a command that went well. Keep its warnings and errors only, here and
+    in the worker processes (which read the environment), unless the user chose a level
+    (DASK_LOGGING__DISTRIBUTED=info shows everything again)."""
+    if "DASK_LOGGING__DISTRIBUTED" in os.environ:
+        return
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = "warning"
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+
+
 def _dask(address: str, concurrency: int) -> Executing:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         raise BgbotError("--dask needs Dask: pip install 'bgbot[cluster]'") from None
+    _quiet_dask()
     cluster: Any = None
     if address == "local":
         workers = concurrency if concurrency > 1 else 2

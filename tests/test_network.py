@@ -130,6 +130,10 @@ def test_net_features_of_the_starting_position() -> None:
     assert f["free_pips_me"] == f["free_pips_other"] == 0.0
     assert f["backgame_me"] == 2 / 8  # one anchor (the 24-point), two chequers there
     assert f["contain_me"] == f["contain_other"]  # the same points, mirrored
+    # spares: three on the 13-point (12 pips to our 1-point each), one on the 8, three on the 6
+    assert f["timing_me"] == pytest.approx((3 * 12 + 1 * 7 + 3 * 5) / 100)
+    assert f["gap_me"] == pytest.approx((24 - 13 - 6) / 18)  # the back chequers to the midpoint
+    assert f["support_me"] == pytest.approx(8 / 15)  # 13 -> 8 and 8 -> 6 land safely
     assert inputs(start.mover, start.opponent)[-len(NET_FEATURES):] == \
         pytest.approx(list(f.values()))
 
@@ -158,6 +162,26 @@ def test_back_game_and_engagement_features() -> None:
     assert race["contact_depth_me"] == race["contact_depth_other"] == 0.0
     assert race["free_pips_me"] == pytest.approx(75 / 100)
     assert race["mobility_me"] == 0.0  # nothing outside the home board
+
+
+def test_timing_spread_gap_and_support() -> None:
+    # a straggler on the opponent's ace point, the rest at home: timing, spread, one wide gap
+    straggler = _net({24: 1, 6: 4, 5: 4, 4: 3, 3: 3}, {24: 2, 6: 5, 8: 3, 13: 5})
+    mean = (24 + 6 * 4 + 5 * 4 + 4 * 3 + 3 * 3) / 15
+    # (the mean is 5.93: the 6-point is behind it too, by a little)
+    assert straggler["moment2_me"] == pytest.approx(
+        ((24 - mean) ** 2 + 4 * (6 - mean) ** 2) / (15 * 100))
+    assert straggler["gap_me"] == pytest.approx((24 - 6 - 6) / 18)
+    assert straggler["support_me"] == 0.0  # nothing made on our 18..23 points
+    # the opponent's rearmost chequer (its 24-point, our 1) still has to pass every made
+    # point: only the spares count, and the straggler (23 pips down to our 1-point)
+    assert straggler["timing_me"] == pytest.approx((23 + 2 * 5 + 2 * 4 + 3 + 2) / 100)
+    # once every opponent chequer is past our 6-point, no point of ours holds anything back
+    free = _net({24: 1, 6: 4, 5: 4, 4: 3, 3: 3}, {18: 2, 17: 13})
+    assert free["timing_me"] == pytest.approx((23 + 4 * 5 + 4 * 4 + 3 * 3 + 3 * 2) / 100)
+    # a connected chain leaves no gap wider than a die
+    chain = _net({13: 3, 8: 3, 6: 5, 2: 4}, {24: 2, 6: 5, 8: 3, 13: 5})
+    assert chain["gap_me"] == 0.0 and chain["support_me"] == pytest.approx(6 / 15)
 
 
 @settings(max_examples=200, deadline=None)

@@ -395,7 +395,7 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
  * the player on roll first: per point 1..24 four units (at least 1, 2, 3 chequers, and
  * (n - 3) / 2 beyond 3), the bar / 2 and the chequers off / 15; then features.NET_FEATURES. */
 #define N_RAW_SIDE (4 * 24 + 2)
-#define N_NET 16 /* features.NET_FEATURES */
+#define N_NET 24 /* features.NET_FEATURES */
 #define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE + N_NET)
 #define N_OUTCOMES 6 /* win single, gammon, backgammon; lose single, gammon, backgammon */
 #define MAX_LAYERS 5 /* hidden layers at most */
@@ -484,6 +484,63 @@ static void engagement(const int *s, const Side *other, double *depth_out, doubl
     *free_out = (double)free_pips / 100.0;
 }
 
+/* features._timing */
+static double timing(const int *s, const Side *other)
+{
+    int edge = other->rearmost ? 25 - other->rearmost : 25;
+    int total = 0;
+    for (int index = 0; index < 25; index++) {
+        int count = s[index];
+        if (!count)
+            continue;
+        int spare = (index < 24 && count >= 2 && index + 1 > edge) ? count - 2 : count;
+        total += spare * index;
+    }
+    return (double)total / 100.0;
+}
+
+/* features._moment2 */
+static double moment2(const int *s, const Side *x)
+{
+    int on_board = CHEQUERS - x->off;
+    if (!on_board)
+        return 0.0;
+    double mean = (double)x->pips / (double)on_board;
+    double total = 0.0;
+    for (int index = 0; index < 25; index++) {
+        int count = s[index];
+        if (count && (double)(index + 1) > mean) {
+            double d = (double)(index + 1) - mean;
+            total += (double)count * d * d;
+        }
+    }
+    return total / ((double)on_board * 100.0);
+}
+
+/* features._gap */
+static double gap(const Side *x)
+{
+    int widest = 0, above = x->rearmost;
+    for (int point = x->rearmost - 1; point >= 0; point--) {
+        if (point == 0 || (x->occupied >> point) & 1) {
+            if (above - point > widest)
+                widest = above - point;
+            above = point;
+        }
+    }
+    return (double)(widest > 6 ? widest - 6 : 0) / 18.0;
+}
+
+/* features._support */
+static double support(const int *s, const Side *x)
+{
+    int total = 0;
+    for (int index = 6; index < 25; index++)
+        if (s[index] && ((x->made >> (index - 5)) & 0x3F))
+            total += s[index];
+    return (double)total / 15.0;
+}
+
 /* features.net_features */
 static void net_features(const int *mover, const int *opponent, const Side *me,
                          const Side *other, double *out)
@@ -510,6 +567,14 @@ static void net_features(const int *mover, const int *opponent, const Side *me,
     out[13] = depth_other;
     out[14] = free_me;
     out[15] = free_other;
+    out[16] = timing(mover, other);
+    out[17] = timing(opponent, me);
+    out[18] = moment2(mover, me);
+    out[19] = moment2(opponent, other);
+    out[20] = gap(me);
+    out[21] = gap(other);
+    out[22] = support(mover, me);
+    out[23] = support(opponent, other);
 }
 
 static void encode_inputs(const int *mover, const int *opponent, const Side *me,

@@ -476,13 +476,23 @@ NET_FEATURES: tuple[str, ...] = (
     "contact_depth_other",
     "free_pips_me",
     "free_pips_other",
+    "timing_me",
+    "timing_other",
+    "moment2_me",
+    "moment2_other",
+    "gap_me",
+    "gap_other",
+    "support_me",
+    "support_other",
 )
 """Features only the network reads (after its board encoding), both sides seen from the player
 on roll ("me"): the blockades each side holds against the other's chequers, how freely each
 side's outfield chequers move, back-game shape, and how much of each side is still engaged
 (heuristic-player.md §2.3–2.6, gnubg's contain, mobility, back-game, break-contact and
-free-pip inputs in our own definitions). The linear player's `FEATURE_NAMES` stay as they
-were."""
+free-pip inputs in our own definitions); then each side's timing, the spread of its chequers
+behind their mean, the widest gap in its chain of occupied points, and how many of its
+outfield chequers have a safe landing point one die ahead. The linear player's
+`FEATURE_NAMES` stay as they were."""
 
 CONTAIN_FROM = 16
 """The runner's own point where containment is first measured (the blocker's 9-point)."""
@@ -548,6 +558,61 @@ def _engagement(side: tuple[int, ...], other: SideInfo) -> tuple[float, float]:
     return depth / 167.0, free / 100.0
 
 
+def _timing(side: tuple[int, ...], other: SideInfo) -> float:
+    """Pips the side can play before it must break a point the other side still has to pass
+    (own points above 25 − the other's rearmost): Σ over its spare chequers (all but two on
+    such a point, every chequer elsewhere) of the pips down to its 1-point, ÷ 100."""
+    edge = 25 - other.rearmost if other.rearmost else 25
+    total = 0
+    for index in range(25):
+        count = side[index]
+        if count:
+            spare = count - 2 if index < 24 and count >= 2 and index + 1 > edge else count
+            total += spare * index
+    return total / 100.0
+
+
+def _moment2(side: tuple[int, ...], info: SideInfo) -> float:
+    """Σ over the chequers behind the side's mean point of the squared distance to it,
+    ÷ (chequers on the board × 100): a straggler far behind the rest scores high."""
+    on_board = 15 - info.off
+    if not on_board:
+        return 0.0
+    mean = info.pips / on_board
+    total = 0.0
+    for index in range(25):
+        count = side[index]
+        if count and index + 1 > mean:
+            total += count * (index + 1 - mean) ** 2
+    return total / (on_board * 100.0)
+
+
+def _gap(info: SideInfo) -> float:
+    """The widest distance between two neighbouring occupied points of the side (from its
+    rearmost chequer down to the 0-point) beyond 6 pips, ÷ 18: a chequer that no single die
+    brings to a point the side holds."""
+    widest = 0
+    above = info.rearmost
+    occupied = info.occupied
+    for point in range(info.rearmost - 1, -1, -1):
+        if point == 0 or (occupied >> point) & 1:
+            widest = max(widest, above - point)
+            above = point
+    return max(widest - 6, 0) / 18.0
+
+
+def _support(side: tuple[int, ...], info: SideInfo) -> float:
+    """Chequers outside the side's home board (the bar included) with one of its own made
+    points 1–6 pips ahead, ÷ 15."""
+    made = info.made
+    total = 0
+    for index in range(6, 25):
+        count = side[index]
+        if count and (made >> (index - 5)) & 0x3F:
+            total += count
+    return total / 15.0
+
+
 def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[float]:
     """The `NET_FEATURES` of a position, ``mover`` on roll."""
     me, other = side_info(mover), side_info(opponent)
@@ -572,4 +637,12 @@ def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[floa
         depth_other,
         free_me,
         free_other,
+        _timing(mover, other),
+        _timing(opponent, me),
+        _moment2(mover, me),
+        _moment2(opponent, other),
+        _gap(me),
+        _gap(other),
+        _support(mover, me),
+        _support(opponent, other),
     ]

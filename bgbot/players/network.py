@@ -82,7 +82,7 @@ contact positions, races outside the bear-off database, or crashed positions (co
 side's game has collapsed; without a crashed network the contact network takes them)."""
 SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
-SHIPPED_SHA256 = "7c4f804e45f0c6c22daaba8235fc67c0d3e01e88faf7a85fe76202a8ee031898"
+SHIPPED_SHA256 = "84af4f572d597a1150a5270cea8a62253626d49cff216f76a4737e06a4db2efd"
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""

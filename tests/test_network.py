@@ -224,6 +224,45 @@ def test_a_file_for_other_code_is_refused(change: dict[str, Any], message: str) 
         WeightsFile.from_bytes(_with_header(change))
 
 
+def _prefix_file(weights: WeightsFile, inputs: int) -> bytes:
+    """``weights`` as a file made by a bgbot that had only the first ``inputs`` inputs: the
+    first layer's rows after them cut off, the header saying so."""
+    width = weights.hidden[0]
+    cut = weights.parameters[:4 * inputs * width] + weights.parameters[4 * N_INPUTS * width:]
+    header = json.dumps({
+        "format": network.FORMAT, "input_layout": network.input_layout(inputs),
+        "inputs": inputs, "hidden": list(weights.hidden), "outcomes": len(OUTCOMES),
+        "activation": "relu", "phase": "contact", "provenance": {},
+    }).encode()
+    body = network.MAGIC + struct.pack("<I", len(header)) + header + cut
+    return body + hashlib.sha256(body).digest()
+
+
+def test_a_file_for_fewer_inputs_is_read_with_zero_weights_on_the_rest() -> None:
+    known = N_INPUTS - len(NET_FEATURES)
+    data = _prefix_file(ONE, known)
+    with pytest.raises(WeightsError, match="other network inputs than this bgbot's"):
+        WeightsFile.from_bytes(data)
+    padded = WeightsFile.with_prefix_inputs(data)
+    (w, b), *rest = padded.arrays()
+    (w_one, b_one), *rest_one = ONE.arrays()
+    assert np.array_equal(w[:known], w_one[:known]) and not w[known:].any()
+    assert np.array_equal(b, b_one)
+    assert all(np.array_equal(x, y) for layer, one in zip(rest, rest_one)
+               for x, y in zip(layer, one))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"input_layout": "0123456789abcdef"}, "the first inputs of this bgbot's"),
+    ({"inputs": N_INPUTS + 1}, "the first inputs of this bgbot's"),
+    ({"inputs": 0}, "the first inputs of this bgbot's"),
+    ({"inputs": "329"}, "the first inputs of this bgbot's"),
+])
+def test_a_file_for_other_inputs_is_no_prefix(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(WeightsError, match=message):
+        WeightsFile.with_prefix_inputs(_with_header(change))
+
+
 def test_the_shipped_weights_match_their_recorded_checksum() -> None:
     if not network.SHIPPED_SHA256:
         pytest.skip("no network is shipped yet (tools/train_network.py --ship)")

@@ -178,7 +178,7 @@ class WeightsFile:
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "weights") -> WeightsFile:
         """Read and check a weights file's bytes; `WeightsError` says what is wrong."""
-        return cls._from_bytes(data, name, N_INPUTS)
+        return cls._from_bytes(data, name)
 
     @classmethod
     def with_prefix_inputs(cls, data: bytes, name: str = "weights") -> WeightsFile:
@@ -186,18 +186,13 @@ class WeightsFile:
         later inputs were added), given zero weights on the inputs it lacks: the same network
         over today's inputs, from which training can go on. `WeightsError` if its layout is
         not such a prefix."""
-        for known in range(N_INPUTS, 0, -1):
-            try:
-                return cls._from_bytes(data, name, known)
-            except WeightsError as error:
-                if "made for other network inputs" not in str(error):
-                    raise
-        raise WeightsError(f"{name}: its inputs are not the first inputs of this bgbot's")
+        return cls._from_bytes(data, name, prefix=True)
 
     @classmethod
-    def _from_bytes(cls, data: bytes, name: str, inputs: int) -> WeightsFile:
-        """`from_bytes` for a network over the first ``inputs`` of `INPUT_NAMES`, returned over
-        all of them (zero weights on the others)."""
+    def _from_bytes(cls, data: bytes, name: str, prefix: bool = False) -> WeightsFile:
+        """`from_bytes`; with ``prefix``, a network over the first inputs of `INPUT_NAMES`
+        (the header's ``inputs``) is also read, returned over all of them (zero weights on the
+        others)."""
         if len(data) < len(MAGIC) + 4 + 32 or not data.startswith(MAGIC):
             raise WeightsError(f"{name}: not a bgbot network weights file")
         body, digest = data[:-32], data[-32:]
@@ -212,11 +207,15 @@ class WeightsFile:
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise WeightsError(f"{name}: weights format {header.get('format')!r} is not the "
                                f"format {FORMAT} this bgbot reads")
-        if header.get("input_layout") != input_layout(inputs) or header.get("inputs") != inputs:
+        stated = header.get("inputs")
+        inputs = stated if isinstance(stated, int) else -1
+        fits = inputs == N_INPUTS or (prefix and 0 < inputs < N_INPUTS)
+        if not fits or header.get("input_layout") != input_layout(inputs):
+            what = "the first inputs of this bgbot's" if prefix else "this bgbot's"
             raise WeightsError(
-                f"{name}: made for other network inputs (layout {header.get('input_layout')}, "
-                f"{header.get('inputs')} inputs; this bgbot has {input_layout()}, {N_INPUTS}): "
-                "weights and code come from different versions")
+                f"{name}: made for other network inputs than {what} (layout "
+                f"{header.get('input_layout')}, {stated} inputs; this bgbot has "
+                f"{input_layout()}, {N_INPUTS}): weights and code come from different versions")
         hidden = header.get("hidden")
         if (not isinstance(hidden, list) or not hidden
                 or not all(isinstance(w, int) and w > 0 for w in hidden)
@@ -328,9 +327,9 @@ def _zero_padded(parameters: bytes, inputs: int, width: int, name: str) -> bytes
     return parameters[:first] + bytes(4 * (N_INPUTS - inputs) * width) + parameters[first:]
 
 
-def parameter_count(hidden: Sequence[int], inputs: int = N_INPUTS) -> int:
-    """Number of parameters of a network with these hidden widths (over ``inputs`` inputs)."""
-    widths = (inputs, *hidden, len(OUTCOMES))
+def parameter_count(hidden: Sequence[int]) -> int:
+    """Number of parameters of a network over `N_INPUTS` inputs with these hidden widths."""
+    widths = (N_INPUTS, *hidden, len(OUTCOMES))
     return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 

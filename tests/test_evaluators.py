@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bgbot.core.errors import FormatError
 from bgbot.core.position import Position
@@ -169,6 +170,115 @@ def test_the_c_race_formula_is_race_py_s_to_the_last_bit() -> None:
             assert fast.evaluate(position) == pure.evaluate(position) == race_chances(
                 pure.formula.race_side(position.mover), pure.formula.race_side(
                     position.opponent), pure.race_spread), position.position_id()
+
+
+# ------------------------------------------------------------ the bear-off database in C
+
+
+def _refuse(*sides: Any) -> Any:
+    """A call-back that fails when asked: C must answer without Python."""
+    raise AssertionError(f"C called back into Python for {sides}")
+
+
+def _handed(**options: Any) -> HeuristicEvaluator:
+    """A compiled evaluator holding the bear-off database in C."""
+    evaluator = HeuristicEvaluator(**options)
+    assert evaluator.hand_bearoff_to_c() and evaluator._net is not None
+    assert evaluator._net.has_bearoff
+    return evaluator
+
+
+home_boards = st.lists(st.integers(0, 5), min_size=1, max_size=15).map(
+    lambda points: tuple(points.count(i) for i in range(6)) + (0,) * 19)
+
+
+@needs_extension
+@settings(max_examples=300, deadline=None)
+@given(home_boards, home_boards)
+def test_the_bearoff_database_in_c_is_bearoff_py_s_to_the_last_bit(
+        mover: tuple[int, ...], opponent: tuple[int, ...]) -> None:
+    """Any two home boards: the C evaluator's exact chances are the database's own (gammons
+    from the first-off table where a side has all 15), without calling back."""
+    fast = _handed()
+    database = fast.formula.database
+    assert database is not None and fast._net is not None
+    expected = database.probabilities(Position(opponent, mover))
+    assert fast._net.evaluate(mover, opponent, _refuse) == expected
+
+
+@needs_extension
+def test_the_bearoff_zone_of_the_recorded_positions_is_answered_in_c() -> None:
+    fast, pure = _handed(), HeuristicEvaluator(compiled=False)
+    assert fast._net is not None
+    positions = BY_CLASS[PositionClass.BEAROFF]
+    assert positions
+    for position in [*positions, *(p.swapped() for p in positions)]:
+        assert fast._net.evaluate(position.mover, position.opponent, _refuse) == pure.evaluate(
+            position), position.position_id()
+
+
+@needs_extension
+def test_the_c_race_formula_takes_its_effective_pips_from_the_database_in_c() -> None:
+    """With the database in C, the formula's effective pips are computed there: the epc
+    call-back is never asked, and the chances are race.py's to the last bit."""
+    fast = _handed(eval="linear")
+    pure = HeuristicEvaluator(eval="linear", compiled=False)
+    assert fast._net is not None
+    fast._net.set_race_formula((_refuse, fast.race_spread))
+    races = BY_CLASS[PositionClass.RACE]
+    for position in [*races, *(p.swapped() for p in races)]:
+        assert fast._net.evaluate(position.mover, position.opponent, _refuse) == pure.evaluate(
+            position), position.position_id()
+
+
+@needs_extension
+def test_the_database_is_handed_to_c_at_the_first_race_and_not_pickled() -> None:
+    evaluator = HeuristicEvaluator()
+    assert evaluator._net is not None
+    evaluator.evaluate(BY_CLASS[PositionClass.CONTACT][0])
+    assert not evaluator._net.has_bearoff  # no race yet: nothing loaded for it
+    bearoff = BY_CLASS[PositionClass.BEAROFF][0]
+    first = evaluator.evaluate(bearoff)  # answered by Python, which hands the tables over
+    assert evaluator._net.has_bearoff
+    assert evaluator.evaluate(bearoff) == first
+    copy = pickle.loads(pickle.dumps(evaluator))
+    assert copy._net is not None and not copy._net.has_bearoff
+    assert copy.evaluate(bearoff) == first and copy._net.has_bearoff
+    assert HeuristicEvaluator(use_bearoff=False).hand_bearoff_to_c() is False
+
+
+@needs_extension
+def test_a_rollout_hands_the_database_over_before_its_trials() -> None:
+    evaluator = HeuristicEvaluator()
+    assert evaluator._net is not None and not evaluator._net.has_bearoff
+    position = BY_CLASS[PositionClass.RACE][0]
+    evaluator.rollout(position, 7, 0, 1, 4, False, RolloutDice(7).table)
+    assert evaluator._net.has_bearoff
+
+
+@needs_extension
+def test_tables_that_do_not_fit_are_refused_by_name() -> None:
+    evaluator = HeuristicEvaluator()
+    database = evaluator.formula.database
+    assert database is not None and evaluator._net is not None
+    tables = database.c_tables()
+    net = evaluator._net
+    for bad, words in [
+        (tables[:5], "tuple of 11"),
+        ((16, *tables[1:]), "0..15 chequers, not 16"),
+        ((14, *tables[1:]), "full.expected has 54264 items, not 38760"),
+        ((tables[0], tables[2], *tables[2:]), "full.expected holds 'B'"),
+        ((*tables[:4], tables[5], tables[4], *tables[6:]), "full.offsets holds 'f'"),
+        ((*tables[:5], tables[10], *tables[6:10], tables[5]), "full: its offsets do not cover"),
+        ((*tables[:10], [0.5]), "first.data is not a contiguous array"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            net.set_bearoff(bad)
+        assert not net.has_bearoff
+    net.set_bearoff(tables)
+    assert net.has_bearoff
+    net.set_bearoff(None)
+    assert not net.has_bearoff
 
 
 # --------------------------------------------------------------------- a crashed network

@@ -353,6 +353,39 @@ def test_c_network_equals_numpy_on_self_play_positions(weights: WeightsFile) -> 
         _assert_close(position, weights, mlp)
 
 
+def _with_a_dead_unit(weights: WeightsFile) -> WeightsFile:
+    """The same network with one more unit in every hidden layer, a unit that never fires
+    (no input weights, a negative bias): the same function, computed at another width."""
+    layers = weights.arrays()
+    grown = []
+    for k, (w, b) in enumerate(layers):
+        if k > 0:  # the unit before feeds nothing
+            w = np.vstack([w, np.zeros((1, w.shape[1]), np.float32)])
+        if k < len(layers) - 1:
+            w = np.hstack([w, np.zeros((w.shape[0], 1), np.float32)])
+            b = np.append(b, np.float32(-1.0))
+        grown.append((w.astype(np.float32), b.astype(np.float32)))
+    return WeightsFile.from_arrays(grown, provenance={"test": True})
+
+
+AT_128 = random_network((128, 128), seed=11)
+WIDER = _with_a_dead_unit(AT_128)
+
+
+@needs_extension
+@settings(max_examples=200, deadline=None)
+@given(legal_positions())
+def test_the_fixed_width_layers_sum_as_the_general_ones(position: Position) -> None:
+    """Layers of 128 units (the shipped networks') run a loop of fixed length in C; the same
+    network grown by a dead unit to 129 runs the general loop: the outcomes are equal to the
+    last bit."""
+    assert WIDER.hidden == (129, 129)
+    fast = contact.Mlp(AT_128.parameters, AT_128.hidden)
+    general = contact.Mlp(WIDER.parameters, WIDER.hidden)
+    assert fast.outcomes(position.mover, position.opponent) == general.outcomes(
+        position.mover, position.opponent)
+
+
 @needs_extension
 @settings(max_examples=300, deadline=None)
 @given(legal_positions())

@@ -140,6 +140,127 @@ static PyObject *eval_set_race_formula(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static void bearoff_free(Bearoff *b)
+{
+    if (b == NULL)
+        return;
+    for (int v = 0; v < BEAROFF_VIEWS; v++)
+        if (b->views[v].obj != NULL)
+            PyBuffer_Release(&b->views[v]);
+    PyMem_Free(b);
+}
+
+/* Views one array of the database's tables into b->views[v]: `format` its items, `items` of
+ * them (-1: any number); -1 with a ValueError naming it otherwise. */
+static int bearoff_view(Bearoff *b, int v, PyObject *obj, const char *format, Py_ssize_t size,
+                        Py_ssize_t items, const char *name)
+{
+    Py_buffer *view = &b->views[v];
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        view->obj = NULL;
+        PyErr_Format(PyExc_ValueError, "bear-off table %s is not a contiguous array", name);
+        return -1;
+    }
+    const char *found = view->format != NULL ? view->format : "B";
+    if (found[0] == '<' || found[0] == '=' || found[0] == '@')
+        found++;
+    if (strcmp(found, format) != 0 || view->itemsize != size) {
+        PyErr_Format(PyExc_ValueError, "bear-off table %s holds '%s' items of %zd bytes, "
+                     "not '%s' of %zd", name, found, view->itemsize, format, size);
+        return -1;
+    }
+    if (items >= 0 && view->len / size != items) {
+        PyErr_Format(PyExc_ValueError, "bear-off table %s has %zd items, not %zd", name,
+                     view->len / size, items);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads one table (`expected, low, length, offsets, data`) from args[0..4] into t, after
+ * checking that every distribution lies inside `data` and is at most BEAROFF_MAX_ROLLS long. */
+static int bearoff_table(Bearoff *b, int first_view, PyObject *const *args, BearoffTable *t,
+                         const char *name)
+{
+    static const char *const parts[5] = {"expected", "low", "length", "offsets", "data"};
+    static const char *const formats[5] = {"d", "B", "B", "I", "f"};
+    static const Py_ssize_t sizes[5] = {8, 1, 1, 4, 4};
+    char label[48];
+    Py_ssize_t n = b->positions;
+    for (int k = 0; k < 5; k++) {
+        PyOS_snprintf(label, sizeof label, "%s.%s", name, parts[k]);
+        if (bearoff_view(b, first_view + k, args[k], formats[k], sizes[k],
+                         k == 4 ? -1 : k == 3 ? n + 1 : n, label) < 0)
+            return -1;
+    }
+    t->expected = b->views[first_view].buf;
+    t->low = b->views[first_view + 1].buf;
+    t->length = b->views[first_view + 2].buf;
+    t->offsets = b->views[first_view + 3].buf;
+    t->data = b->views[first_view + 4].buf;
+    Py_ssize_t data_items = b->views[first_view + 4].len / 4;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (t->offsets[i + 1] - t->offsets[i] != t->length[i] ||
+            t->low[i] + t->length[i] > BEAROFF_MAX_ROLLS) {
+            PyErr_Format(PyExc_ValueError, "bear-off table %s: distribution %zd does not fit "
+                         "its offsets or is longer than %d rolls", name, i, BEAROFF_MAX_ROLLS);
+            return -1;
+        }
+    }
+    if (t->offsets[0] != 0 || (Py_ssize_t)t->offsets[n] != data_items) {
+        PyErr_Format(PyExc_ValueError, "bear-off table %s: its offsets do not cover its %zd "
+                     "probabilities", name, data_items);
+        return -1;
+    }
+    return 0;
+}
+
+/* set_bearoff(tables or None): the bear-off database (`BearoffDatabase.c_tables()`: its
+ * chequers and the two tables' arrays, read in place), for the bear-off zone and the race
+ * formula's effective pips; None: the call-backs again. */
+static PyObject *eval_set_bearoff(PyObject *self, PyObject *arg)
+{
+    EvalBase *e = (EvalBase *)self;
+    Bearoff *b = NULL;
+    if (arg != Py_None) {
+        if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) != 1 + 2 * 5) {
+            PyErr_SetString(PyExc_ValueError, "the bear-off database must be None or a tuple "
+                            "of 11: (max chequers, then expected, low, length, offsets, data "
+                            "of the full and of the first-off table)");
+            return NULL;
+        }
+        long chequers = PyLong_AsLong(PyTuple_GET_ITEM(arg, 0));
+        if (chequers == -1 && PyErr_Occurred())
+            return NULL;
+        if (chequers < 0 || chequers > CHEQUERS) {
+            PyErr_Format(PyExc_ValueError, "the bear-off database holds 0..%d chequers, not %ld",
+                         CHEQUERS, chequers);
+            return NULL;
+        }
+        b = PyMem_Calloc(1, sizeof(Bearoff));
+        if (b == NULL)
+            return PyErr_NoMemory();
+        b->max_chequers = (int)chequers;
+        b->positions = bearoff_binomial((int)chequers + BEAROFF_POINTS, BEAROFF_POINTS);
+        PyObject *const *items = &PyTuple_GET_ITEM(arg, 1);
+        if (bearoff_table(b, 0, items, &b->full, "full") < 0 ||
+            bearoff_table(b, 5, items + 5, &b->first, "first") < 0) {
+            bearoff_free(b);
+            return NULL;
+        }
+    }
+    bearoff_free(e->bearoff);
+    e->bearoff = b;
+    Py_RETURN_NONE;
+}
+
+static PyObject *eval_has_bearoff(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(((EvalBase *)self)->bearoff != NULL);
+}
+
 static PyObject *or_none(PyObject *obj)
 {
     if (obj == NULL)
@@ -176,6 +297,8 @@ static PyGetSetDef eval_getset[] = {
      "The network for crashed positions (set_crashed_network), or None.", NULL},
     {"race_formula", eval_race_formula, NULL,
      "(epc, spread) of the race formula (set_race_formula), or None.", NULL},
+    {"has_bearoff", eval_has_bearoff, NULL,
+     "Whether this evaluator holds the bear-off database (set_bearoff).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -212,6 +335,8 @@ static void eval_clear(EvalBase *e)
     Py_CLEAR(e->crashed_net);
     formula_free(e->formula);
     e->formula = NULL;
+    bearoff_free(e->bearoff);
+    e->bearoff = NULL;
 }
 
 /* contact(mover, opponent): the evaluator's own chances of a position with contact (its
@@ -463,6 +588,11 @@ typedef struct {
     PyObject *blob;              /* the bytes the weights were read from (for pickling) */
 } MlpObject;
 
+/* The hidden width (the shipped networks') whose layers get a loop of fixed length, which the
+ * compiler unrolls and vectorises whole: each sum still takes the same terms in the same order,
+ * so the results are the general loop's to the last bit (tests/test_network.py holds them so). */
+#define FAST_WIDTH 128
+
 /* Six outcome probabilities of the network for the inputs x, the impossible outcomes
  * (allowed[k] = 0) given no probability. Hidden units are ReLUs; the first layer skips zero
  * inputs (most of the board encoding is zero). */
@@ -482,13 +612,18 @@ static void mlp_forward(const MlpObject *m, const float *x, const unsigned char 
         int n_in = m->width[layer], n_out = m->width[layer + 1];
         const float *w = m->weights[layer];
         memcpy(act, m->bias[layer], sizeof(float) * (size_t)n_out);
+        float *restrict sums = act;
         for (int i = 0; i < n_in; i++) {
             float v = in[i];
             if (v == 0.0f)
                 continue;
-            const float *row = w + (size_t)i * (size_t)n_out;
-            for (int j = 0; j < n_out; j++)
-                act[j] += v * row[j];
+            const float *restrict row = w + (size_t)i * (size_t)n_out;
+            if (n_out == FAST_WIDTH) /* the same sums, in a loop of known length */
+                for (int j = 0; j < FAST_WIDTH; j++)
+                    sums[j] += v * row[j];
+            else
+                for (int j = 0; j < n_out; j++)
+                    sums[j] += v * row[j];
         }
         if (layer < m->n_layers)
             for (int j = 0; j < n_out; j++)
@@ -1250,6 +1385,10 @@ done:
      "set_race_formula((epc, spread) or None): races outside the bear-off zone, where there "   \
      "is no race network, by race.py's formula in C, epc(side) giving a side's effective "      \
      "pips (None: the race call-back)."},                                                       \
+    {"set_bearoff", (PyCFunction)eval_set_bearoff, METH_O,                                      \
+     "set_bearoff(BearoffDatabase.c_tables() or None): the bear-off database, read in place, "  \
+     "for the bear-off zone and the race formula's effective pips (None: the call-backs). "     \
+     "Not pickled."},                                                                           \
     {"contact", (PyCFunction)(void (*)(void))eval_contact, METH_FASTCALL,                       \
      "contact(mover, opponent) -> this evaluator's own chances for the player on roll, or "     \
      "None when the position has no contact (a race, or a side is off)."},                      \

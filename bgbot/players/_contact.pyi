@@ -1,6 +1,6 @@
 """Type stub of the optional C extension bgbot/players/_contact.c (see its header)."""
 
-from typing import Callable, Sequence, final
+from typing import Any, Callable, Sequence, final
 
 _Side = tuple[int, ...]
 _Five = tuple[float, float, float, float, float]
@@ -46,6 +46,8 @@ class _Evaluator:
     race_formula: _Formula | None
     """(effective pips of a side, spread): races outside the bear-off zone without a race
     network by race.py's formula in C; None: by the race call-back."""
+    has_bearoff: bool
+    """Whether the evaluator holds the bear-off database (`set_bearoff`)."""
 
     def set_race_network(self, network: Mlp | None, /) -> None:
         """Use ``network`` for races outside the bear-off zone (None: the race formula when
@@ -56,6 +58,11 @@ class _Evaluator:
 
     def set_race_formula(self, formula: _Formula | None, /) -> None:
         """Races outside the bear-off zone without a race network by the formula."""
+
+    def set_bearoff(self, tables: tuple[Any, ...] | None, /) -> None:
+        """The bear-off database (`bearoff.BearoffDatabase.c_tables`), read in place: the
+        bear-off zone by its exact chances and the race formula's effective pips from it, no
+        call-back (None: the call-backs). Not pickled."""
 
     def contact(self, mover: Sequence[int], opponent: Sequence[int], /) -> _Five | None:
         """This evaluator's own chances of the player on roll, or None when the position has

@@ -26,7 +26,7 @@
 #ifndef BGBOT_KERNELS_H
 #define BGBOT_KERNELS_H
 
-#define KERNELS_VERSION 2
+#define KERNELS_VERSION 3
 
 #include <math.h>
 #include <stdint.h>
@@ -683,6 +683,173 @@ static int roll_die(uint64_t *state)
     return (int)((next_random(state) >> 11) % 6) + 1;
 }
 
+/* ------------------------------------------------------------------- the bear-off database */
+
+/* One table of bearoff.py's database (`_Table`), read in place from its Python arrays. */
+typedef struct {
+    const double *expected;      /* per rank */
+    const unsigned char *low;    /* first roll count with a probability */
+    const unsigned char *length; /* probabilities stored */
+    const uint32_t *offsets;     /* where each distribution starts in `data` */
+    const float *data;
+} BearoffTable;
+
+#define BEAROFF_POINTS 6
+#define BEAROFF_MAX_ROLLS 63 /* longest distribution accepted (bearoff.py stops at 40) */
+#define BEAROFF_VIEWS 10
+#define PIPS_PER_ROLL (49.0 / 6.0) /* race.py */
+
+/* bearoff.py's `BearoffDatabase` (`c_tables`): its two tables, every roll count to bear off
+ * all chequers (`full`) and to bear off the first one (`first`), viewed in place through the
+ * buffers of its arrays, held for as long as an evaluator holds the database. */
+typedef struct {
+    int max_chequers;
+    Py_ssize_t positions;
+    BearoffTable full, first;
+    Py_buffer views[BEAROFF_VIEWS];
+} Bearoff;
+
+/* C(n, k), 0 when k > n (bearoff.py `_BINOM`). */
+static long bearoff_binomial(int n, int k)
+{
+    if (k < 0 || k > n)
+        return 0;
+    long c = 1;
+    for (int i = 1; i <= k; i++)
+        c = c * (n - k + i) / i;
+    return c;
+}
+
+/* bearoff.py `rank`: the index of the home board `home` (counts on points 1-6). */
+static long bearoff_rank(const int *home)
+{
+    long total = 0;
+    int running = 0;
+    for (int k = 0; k < BEAROFF_POINTS; k++) {
+        running += home[k];
+        total += bearoff_binomial(running + k, k + 1);
+    }
+    return total;
+}
+
+/* The distribution of rank `index` in `t` into d (zeros before its first roll count); its
+ * length. */
+static int bearoff_distribution(const BearoffTable *t, long index, double *d)
+{
+    int low = t->low[index], length = t->length[index];
+    const float *values = t->data + t->offsets[index];
+    for (int n = 0; n < low; n++)
+        d[n] = 0.0;
+    for (int n = 0; n < length; n++)
+        d[low + n] = (double)values[n];
+    return low + length;
+}
+
+/* bearoff.py `_at_least`: out[n] = P(T >= n) for n = 0..len, exactly 1 up to the first roll
+ * count with a probability. */
+static void bearoff_at_least(const double *d, int len, double *out)
+{
+    double running = 0.0;
+    out[len] = 0.0;
+    for (int n = len - 1; n >= 0; n--) {
+        running += d[n];
+        out[n] = running;
+    }
+    int first = 0;
+    while (first < len && d[first] == 0.0)
+        first++;
+    for (int n = 0; n <= first; n++)
+        out[n] = 1.0;
+}
+
+/* bearoff.py `_win_against`: the sum over n of mine[n] * theirs_at_least[n], in order. */
+static double bearoff_win_against(const double *mine, int mine_len, const double *at_least,
+                                  int last)
+{
+    double total = 0.0;
+    for (int n = 0; n < mine_len && n < last; n++)
+        if (mine[n] != 0.0)
+            total += mine[n] * at_least[n];
+    return total;
+}
+
+/* The home board of a side in the database's zone (every chequer on points 1-6), its chequer
+ * count in *count; -1 when a chequer is elsewhere. */
+static int bearoff_home(const int *side, int *home, int *count)
+{
+    int total = 0;
+    for (int i = BEAROFF_POINTS; i < N_LOCATIONS; i++)
+        if (side[i])
+            return -1;
+    for (int i = 0; i < BEAROFF_POINTS; i++) {
+        home[i] = side[i];
+        total += side[i];
+    }
+    *count = total;
+    return 0;
+}
+
+/* bearoff.py `BearoffDatabase.probabilities`: the exact chances of `mover` on roll when both
+ * sides are in the database; 1 (p untouched) when it does not hold them. */
+static int bearoff_chances(const Bearoff *b, const int *mover, const int *opponent, double *p)
+{
+    int my_home[BEAROFF_POINTS], their_home[BEAROFF_POINTS], my_count, their_count;
+    if (bearoff_home(mover, my_home, &my_count) < 0 ||
+        bearoff_home(opponent, their_home, &their_count) < 0 || my_count > b->max_chequers ||
+        their_count > b->max_chequers)
+        return 1;
+    double mine[BEAROFF_MAX_ROLLS + 1], theirs[BEAROFF_MAX_ROLLS + 1];
+    double theirs_at_least[BEAROFF_MAX_ROLLS + 2], first[BEAROFF_MAX_ROLLS + 1];
+    double my_first_after[BEAROFF_MAX_ROLLS + 2], their_first_after[BEAROFF_MAX_ROLLS + 2];
+    long my_rank = bearoff_rank(my_home), their_rank = bearoff_rank(their_home);
+    int my_len = bearoff_distribution(&b->full, my_rank, mine);
+    int their_len = bearoff_distribution(&b->full, their_rank, theirs);
+    bearoff_at_least(theirs, their_len, theirs_at_least);
+    double win = bearoff_win_against(mine, my_len, theirs_at_least, their_len + 1);
+    double win_gammon = 0.0, lose_gammon = 0.0;
+    if (their_count == CHEQUERS) { /* I win a gammon if I finish before their first is off */
+        int len = bearoff_distribution(&b->first, their_rank, first);
+        bearoff_at_least(first, len, their_first_after);
+        win_gammon = bearoff_win_against(mine, my_len, their_first_after, len + 1);
+    }
+    if (my_count == CHEQUERS) { /* they finish at their roll m, my first is off after m */
+        int len = bearoff_distribution(&b->first, my_rank, first);
+        bearoff_at_least(first, len, my_first_after);
+        lose_gammon = bearoff_win_against(theirs, their_len, my_first_after + 1, len);
+    }
+    win = win < 0.0 ? 0.0 : win > 1.0 ? 1.0 : win;
+    p[0] = win;
+    p[1] = win_gammon < win ? win_gammon : win;
+    p[2] = 0.0;
+    p[3] = lose_gammon < 1.0 - win ? lose_gammon : 1.0 - win;
+    p[4] = 0.0;
+    return 0;
+}
+
+/* race.py `effective_pips` with the database: the pips plus the exact wastage of the home
+ * board with every chequer still outside on the 6-point; 1 (epc untouched) when the database
+ * does not hold that board. */
+static int bearoff_epc(const Bearoff *b, const int *side, double *epc)
+{
+    int home[BEAROFF_POINTS], total = 0;
+    long pips = 0, home_pips = 0;
+    for (int i = 0; i < N_LOCATIONS; i++) {
+        pips += (long)side[i] * (i + 1);
+        total += side[i];
+    }
+    if (total > b->max_chequers)
+        return 1;
+    for (int i = 0; i < BEAROFF_POINTS; i++)
+        home[i] = side[i];
+    for (int i = BEAROFF_POINTS; i < N_LOCATIONS; i++)
+        home[BEAROFF_POINTS - 1] += side[i];
+    for (int i = 0; i < BEAROFF_POINTS; i++)
+        home_pips += (long)home[i] * (i + 1);
+    double expected = b->full.expected[bearoff_rank(home)];
+    *epc = ((double)pips + expected * PIPS_PER_ROLL) - (double)home_pips;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------- the race formula */
 
 /* One side's facts for the race formula (race.py `RaceSide`), by its counts. */
@@ -722,7 +889,7 @@ static double rolls_beyond(const int *side, int boundary)
 }
 
 /* The side's race facts, from the cache or computed; NULL on error. */
-static const RaceSideFacts *race_side_facts(RaceFormula *f, const int *side)
+static const RaceSideFacts *race_side_facts(RaceFormula *f, const Bearoff *b, const int *side)
 {
     uint64_t key[2];
     side_key(side, key);
@@ -745,17 +912,20 @@ static const RaceSideFacts *race_side_facts(RaceFormula *f, const int *side)
             return entry;
         slot = (slot + 1) & (SIDE_CACHE_SIZE - 1);
     }
-    PyObject *counts = side_tuple(side);
-    if (counts == NULL)
-        return NULL;
-    PyObject *answer = PyObject_CallOneArg(f->epc, counts);
-    Py_DECREF(counts);
-    if (answer == NULL)
-        return NULL;
-    double epc = PyFloat_AsDouble(answer);
-    Py_DECREF(answer);
-    if (epc == -1.0 && PyErr_Occurred())
-        return NULL;
+    double epc;
+    if (b == NULL || bearoff_epc(b, side, &epc) != 0) {
+        PyObject *counts = side_tuple(side);
+        if (counts == NULL)
+            return NULL;
+        PyObject *answer = PyObject_CallOneArg(f->epc, counts);
+        Py_DECREF(counts);
+        if (answer == NULL)
+            return NULL;
+        epc = PyFloat_AsDouble(answer);
+        Py_DECREF(answer);
+        if (epc == -1.0 && PyErr_Occurred())
+            return NULL;
+    }
     if (2 * f->side_count >= SIDE_CACHE_SIZE) { /* half full: start again */
         memset(f->sides, 0xFF, sizeof(RaceSideFacts) * SIDE_CACHE_SIZE);
         f->side_count = 0;
@@ -779,7 +949,6 @@ static const RaceSideFacts *race_side_facts(RaceFormula *f, const int *side)
     return entry;
 }
 
-#define PIPS_PER_ROLL (49.0 / 6.0)
 #define ROLL_VARIANCE_PER_PIP 0.0339
 
 /* race.py `_phi`: the standard normal distribution function. */
@@ -843,14 +1012,16 @@ static void race_formula(const RaceSideFacts *me, const RaceSideFacts *other, do
     p[4] = lose_bg;
 }
 
-/* The race formula's chances of `mover` on roll (a race: no contact, nobody off); -1 on error. */
-static int formula_chances(RaceFormula *f, const int *mover, const int *opponent, double *p)
+/* The race formula's chances of `mover` on roll (a race: no contact, nobody off), the
+ * effective pips from the database `b` where it holds them (NULL: none); -1 on error. */
+static int formula_chances(RaceFormula *f, const Bearoff *b, const int *mover,
+                           const int *opponent, double *p)
 {
-    const RaceSideFacts *mine = race_side_facts(f, mover);
+    const RaceSideFacts *mine = race_side_facts(f, b, mover);
     if (mine == NULL)
         return -1;
     RaceSideFacts copy = *mine; /* the next look-up may start the cache again */
-    const RaceSideFacts *theirs = race_side_facts(f, opponent);
+    const RaceSideFacts *theirs = race_side_facts(f, b, opponent);
     if (theirs == NULL)
         return -1;
     race_formula(&copy, theirs, f->spread, p);
@@ -876,6 +1047,9 @@ typedef struct EvalBase {
     /* The race formula for races outside the bear-off zone when there is no race network, or
      * NULL: those races go to the Python call-back too. */
     RaceFormula *formula;
+    /* The bear-off database (set_bearoff), or NULL: the bear-off zone goes to the Python
+     * call-back, and the race formula asks it for effective pips. */
+    Bearoff *bearoff;
 } EvalBase;
 
 /* _contact's Net and Mlp types (each module sets them when it is loaded). */
@@ -995,8 +1169,8 @@ static int remembered_race(PyObject *race, RaceMemo *memo, const int *mover, con
  * evaluator.py's dispatch): a finished game its exact outcome; a crashed position the crashed
  * network (without one, the contact evaluation); a contact position the evaluator's own
  * function; a race outside the bear-off zone the race network, else the race formula; the
- * rest (the bear-off zone, and races the evaluator has nothing for) what race(mover, opponent)
- * says, through `memo` when given. 0, or -1 with a Python error. */
+ * bear-off zone the database when the evaluator holds it and it holds the position; the rest
+ * what race(mover, opponent) says, through `memo` when given. 0, or -1 with a Python error. */
 static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opponent,
                              PyObject *race, RaceMemo *memo, double *p)
 {
@@ -1022,11 +1196,16 @@ static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opp
             return 0;
         }
         if (e->formula != NULL)
-            return formula_chances(e->formula, mover, opponent, p);
-        /* fall through: the call-back */
+            return formula_chances(e->formula, e->bearoff, mover, opponent, p);
+        break; /* the call-back */
+    case CLASS_BEAROFF:
+        if (e->bearoff != NULL && bearoff_chances(e->bearoff, mover, opponent, p) == 0)
+            return 0;
+        break; /* not in the database: the call-back */
     default:
-        return remembered_race(race, memo, mover, opponent, p);
+        break;
     }
+    return remembered_race(race, memo, mover, opponent, p);
 }
 
 /* `evaluate_by_class` without a memo. */

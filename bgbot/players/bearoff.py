@@ -241,9 +241,15 @@ def _table_from_packed(expected: list[float], packed: list[int]) -> _Table:
 
 
 def _win_against(mine: Sequence[float], theirs_at_least: Sequence[float]) -> float:
-    """Σ_n P_mine(n) · P(T_theirs >= n), with ``theirs_at_least[n]`` = P(T >= n)."""
-    last = len(theirs_at_least)
-    return float(sum(p * theirs_at_least[n] for n, p in enumerate(mine) if n < last and p))
+    """Σ_n P_mine(n) · P(T_theirs >= n), with ``theirs_at_least[n]`` = P(T >= n): added in
+    order, one term at a time (the C kernels' `bearoff_win_against` adds the same terms in the
+    same order; ``sum`` of floats is compensated from Python 3.12 on)."""
+    total = 0.0
+    for n in range(min(len(mine), len(theirs_at_least))):
+        p = mine[n]
+        if p:
+            total += p * theirs_at_least[n]
+    return total
 
 
 def _at_least(distribution: Sequence[float]) -> list[float]:
@@ -462,11 +468,7 @@ class BearoffDatabase:
         if their_first_after is not None:  # I win a gammon if I finish before their first off
             win_gammon = _win_against(mine, their_first_after)
         if my_first_after is not None:  # they finish at their roll m, my first off after m
-            lose_gammon = sum(
-                p * my_first_after[m + 1]
-                for m, p in enumerate(theirs)
-                if p and m + 1 < len(my_first_after)
-            )
+            lose_gammon = _win_against(theirs, my_first_after[1:])
         win = min(max(win, 0.0), 1.0)
         return Probabilities(win, min(win_gammon, win), 0.0, min(lose_gammon, 1.0 - win), 0.0)
 
@@ -486,6 +488,14 @@ class BearoffDatabase:
                 self._sides.clear()
             found = self._sides[key] = (distribution, _at_least(distribution), first)
         return found
+
+    def c_tables(self) -> tuple[Any, ...]:
+        """What ``_contact``'s evaluators read in place (their ``set_bearoff``): the chequers
+        held, then ``expected, low, length, offsets, data`` of the full table and of the
+        first-off table."""
+        return (self.max_chequers,
+                *(getattr(table, part) for table in (self._full, self._first)
+                  for part in ("expected", "low", "length", "offsets", "data")))
 
     def best_play(self, position: Position, dice: Sequence[int]) -> Play:
         """The legal play that minimises the mover's expected rolls to bear off (races).

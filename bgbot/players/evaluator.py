@@ -368,8 +368,35 @@ class HeuristicEvaluator:
                     position: Position | None = None) -> Probabilities:
         """The chances of ``mover`` on roll in a race that is not over, by its class's
         evaluator in Python (the bear-off database, the race network or formula): the C
-        kernels' call-back for what their slots do not cover (``position`` is not needed)."""
+        kernels' call-back for what their slots do not cover (``position`` is not needed).
+
+        The first call hands the bear-off database, which it loads, to C (`hand_bearoff_to_c`):
+        from then on C answers the bear-off zone itself."""
+        net = self._net
+        if net is not None and not net.has_bearoff:
+            self.hand_bearoff_to_c()
         return self.classes.evaluate_sides(mover, opponent)
+
+    def hand_bearoff_to_c(self, load: bool = True) -> bool:
+        """Give the C evaluator the bear-off database's tables (read in place, not copied): it
+        then answers the bear-off zone and the race formula's effective pips without calling
+        back into Python, to the same last bit. ``load``: load the database if it is not loaded
+        yet (seconds the first time on a machine). True when C holds the tables; False without
+        the extension, with ``use_bearoff`` off, or when the database is not loaded and
+        ``load`` is False. Not pickled: a copy hands them over again at its first race."""
+        net = self._net
+        if net is None:
+            return False
+        if net.has_bearoff:
+            return True
+        formula = self.formula
+        if not formula.use_bearoff or not (load or formula.database_loaded):
+            return False
+        database = formula.database
+        if database is None:
+            return False
+        net.set_bearoff(database.c_tables())
+        return True
 
     def evaluate_race(self, position: Position) -> Probabilities:
         """A race: the bear-off database when both sides are home, else the race network
@@ -478,6 +505,7 @@ class HeuristicEvaluator:
             return None
         from ._contact import rollout
 
+        self.hand_bearoff_to_c()
         return rollout(net, self._race_sides, position.mover, position.opponent, seed, first,
                        count, truncate, vr, dice, utilities)
 

@@ -44,6 +44,8 @@ class BearoffDatabase(Protocol):
 
     def expected_rolls(self, side: Sequence[int]) -> float: ...
 
+    def c_tables(self) -> tuple[Any, ...]: ...
+
 
 def load_bearoff() -> BearoffDatabase | None:
     """The process's one-sided bear-off database (`bearoff.default_database`: read from the
@@ -205,6 +207,11 @@ class RaceFormula:
         state.update(_database=None, _loaded=not self.use_bearoff, _epc=BoundedCache(),
                      _sides=BoundedCache())
         return state
+
+    @property
+    def database_loaded(self) -> bool:
+        """Whether `database` has been asked for (it loads the database the first time)."""
+        return self._loaded
 
     @property
     def database(self) -> BearoffDatabase | None:

@@ -14,6 +14,11 @@ pure-Python code, which is the definition of each (the tests hold them equal):
 
 from setuptools import Extension, setup
 
+# Floating point exactly as written: no multiply-add fused into one rounding, whatever the
+# compiler's defaults or the user's CFLAGS (-march=native would allow FMA), so that every build
+# computes the same numbers bit for bit and a seeded rollout is the same on every machine of a
+# cluster (the tests hold C to the Python definitions, some to the last bit).
+EXACT = ["-ffp-contract=off"]
 CORE = "bgbot/core"
 PLAYERS = "bgbot/players"
 KERNELS = [f"{CORE}/_movegen.h", f"{PLAYERS}/_kernels.h"]
@@ -23,8 +28,8 @@ setup(
         Extension("bgbot.core._movegen", [f"{CORE}/_movegen.c"], depends=[f"{CORE}/_movegen.h"],
                   optional=True),
         Extension("bgbot.players._contact", [f"{PLAYERS}/_contact.c"], include_dirs=[CORE],
-                  depends=KERNELS, optional=True),
+                  depends=KERNELS, extra_compile_args=EXACT, optional=True),
         Extension("bgbot.players._selfplay", [f"{PLAYERS}/_selfplay.c"], include_dirs=[CORE],
-                  depends=KERNELS, optional=True),
+                  depends=KERNELS, extra_compile_args=EXACT, optional=True),
     ],
 )

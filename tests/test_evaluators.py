@@ -257,6 +257,31 @@ def test_a_rollout_hands_the_database_over_before_its_trials() -> None:
 
 
 @needs_extension
+def test_a_small_database_answers_what_it_holds_and_calls_back_for_the_rest() -> None:
+    """A database of at most 3 chequers (as `BGBOT_BEAROFF_MAX_CHEQUERS` makes for tests): C
+    answers the bear-offs it holds, exactly, and asks the call-back for the others."""
+    from bgbot.players.bearoff import BearoffDatabase
+
+    small = BearoffDatabase.build(3)
+    evaluator = HeuristicEvaluator()
+    assert evaluator._net is not None
+    evaluator._net.set_bearoff(small.c_tables())
+    held = board({1: 2, 3: 1}, {2: 1, 6: 2})
+    assert evaluator._net.evaluate(held.mover, held.opponent, _refuse) == small.probabilities(
+        held)
+    asked: list[Any] = []
+    answer = (0.5, 0.0, 0.0, 0.0, 0.0)
+
+    def call_back(mover: Any, opponent: Any) -> Any:
+        asked.append((tuple(mover), tuple(opponent)))
+        return answer
+
+    too_many = board({1: 2, 3: 2}, {2: 1, 6: 2})
+    assert evaluator._net.evaluate(too_many.mover, too_many.opponent, call_back) == answer
+    assert asked == [(too_many.mover, too_many.opponent)]
+
+
+@needs_extension
 def test_tables_that_do_not_fit_are_refused_by_name() -> None:
     evaluator = HeuristicEvaluator()
     database = evaluator.formula.database

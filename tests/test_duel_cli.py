@@ -388,3 +388,18 @@ def test_resume_without_a_results_file_says_it_starts_anew(tmp_path: Path) -> No
     assert (f"bgbot duel: --resume: there is no results file {db} yet, so this duel starts "
             "from its first pair") in done.stderr
     assert "Stopped: 1 pair played" in done.stdout  # was "1 pairs played"
+
+
+def test_a_duel_logged_to_a_file_says_how_it_stands_every_so_often(tmp_path: Path) -> None:
+    """No progress bar shows where stderr is no terminal (nohup, systemd): there a line with
+    the pairs done, the standings and the time left comes every --log-every minutes."""
+    every = _duel_process("random", "random", "--pairs", "6", "--log-every", "0.00001",
+                          "--db", str(tmp_path / "every.sqlite"))
+    assert every.returncode == 0, every.stderr
+    lines = [line for line in every.stderr.splitlines() if " of 6 pairs, ppg " in line]
+    assert lines and all(line.startswith("bgbot duel: ") and "left for" in line
+                         for line in lines), every.stderr
+    for quiet in (["--log-every", "0"], ["--log-every", "0.00001", "--quiet"], []):
+        done = _duel_process("random", "random", "--pairs", "6", *quiet,
+                             "--db", str(tmp_path / f"{len(quiet)}.sqlite"))
+        assert done.returncode == 0 and " of 6 pairs" not in done.stderr, done.stderr

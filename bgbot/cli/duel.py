@@ -120,6 +120,10 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                      help="end with one JSON line on stdout (nothing else goes there): pairs, "
                      "games, ppg, ppg_ci, win_rate, ...")
     out.add_argument("--quiet", action="store_true", help="no progress bar and no text block")
+    out.add_argument("--log-every", type=float, default=10.0, metavar="MINUTES",
+                     help="when stderr is no terminal (a log file, nohup, systemd), where no "
+                     "progress bar shows, write a line with the pairs done, the standings and "
+                     "the time left every MINUTES (default 10; 0: never)")
     p.set_defaults(func=run)
 
 
@@ -272,13 +276,13 @@ def run(args: argparse.Namespace) -> int:
         _discard_if_empty(store, db_path, created)
         raise
     progress = _Progress(args, config, stop, len(done))
-    clock = _Clock(args, config, limit, len(done))
+    clock = _Clock(args, config, limit)
 
     def on_pair(current: DuelStats, pair: Any) -> None:
         for suffix, text in pair.mats:
             write_atomically(args.mat / _mat_name(config, pair.index, suffix), text)
         progress.update(current)
-        clock.pair_done(current.pairs)
+        clock.pair_done(current)
 
     previous = _stop_on_sigterm()
     clock.start()
@@ -365,43 +369,56 @@ def _discard_if_empty(store: Any, path: Path, created: bool) -> None:
 
 
 class _Clock:
-    """Says, once the duel has run for `TELL_AFTER` seconds, how long a pair takes and how
-    long is left (on stderr; a duel with --luck takes 15-25 times as long as one without,
-    which is said at the start)."""
+    """Says on stderr how long a pair takes and how long is left, once the pace is known:
+    `TELL_AFTER` seconds after the first pair of this run was done (the start-up, loading
+    networks and databases, is no pair's time; a duel with --luck takes 15-25 times as long as
+    one without, which is said at the start). Where stderr is no terminal, so that no progress
+    bar shows, it also writes a line with the standings every ``--log-every`` minutes."""
 
     TELL_AFTER = 10.0
 
-    def __init__(self, args: argparse.Namespace, config: Any, limit: int, done: int) -> None:
+    def __init__(self, args: argparse.Namespace, config: Any, limit: int) -> None:
         self.quiet = args.quiet
         self.luck = config.luck_judge is not None
         self.open_ended = args.sprt is not None or args.ci_width is not None
         self.limit = limit
-        self.done = done
-        self.started = 0.0
+        self.log_every = (None if args.quiet or args.log_every <= 0 or sys.stderr.isatty()
+                          else 60.0 * args.log_every)
+        self.first: tuple[float, int] | None = None  # (when, pairs) at the first pair done
+        self.logged = 0.0
         self.told = False
 
     def start(self) -> None:
-        import time
-
-        self.started = time.monotonic()
         if self.luck and not self.quiet:
             print("bgbot duel: --luck judges every move of both sides, which makes a duel "
-                  "about 15-25 times slower; the time left follows after "
-                  f"{self.TELL_AFTER:.0f} s", file=sys.stderr, flush=True)
+                  "about 15-25 times slower; the time left follows once the pace is known",
+                  file=sys.stderr, flush=True)
 
-    def pair_done(self, pairs: int) -> None:
+    def pair_done(self, stats: Any) -> None:
         import time
 
-        elapsed = time.monotonic() - self.started
-        new = pairs - self.done
-        if self.told or self.quiet or new <= 0 or elapsed < self.TELL_AFTER:
+        now, pairs = time.monotonic(), stats.pairs
+        if self.first is None:
+            self.first = (now, pairs)
+            self.logged = now
             return
-        self.told = True
-        per_pair = elapsed / new
+        elapsed, new = now - self.first[0], pairs - self.first[1]
+        if self.quiet or new <= 0:
+            return
+        left = self._left(elapsed / new, pairs)
+        if not self.told and elapsed >= self.TELL_AFTER:
+            self.told = True
+            print(f"bgbot duel: {elapsed / new:.2f} s per pair; {left}", file=sys.stderr,
+                  flush=True)
+        if self.log_every is not None and now - self.logged >= self.log_every:
+            self.logged = now
+            print(f"bgbot duel: {pairs} of {self.limit} pairs, {_standings(stats)}; {left}",
+                  file=sys.stderr, flush=True)
+
+    def _left(self, per_pair: float, pairs: int) -> str:
         remaining = max(self.limit - pairs, 0)
-        print(f"bgbot duel: {per_pair:.2f} s per pair; {'at most ' if self.open_ended else ''}"
-              f"{_duration(remaining * per_pair)} left for {remaining} more pairs",
-              file=sys.stderr, flush=True)
+        return (f"{'at most ' if self.open_ended else ''}{_duration(remaining * per_pair)} left "
+                f"for {remaining} more pairs")
 
 
 def _count(n: int, what: str) -> str:
@@ -448,7 +465,6 @@ class _Progress:
             TextColumn("{task.fields[ppg]}"), TimeElapsedColumn(), TimeRemainingColumn(),
             console=Console(file=sys.stderr), transient=True,
         )
-        self.unit = "match wins" if config.length else "ppg"
         self.task = self.bar.add_task("pairs", total=stop.pairs, completed=done, ppg="")
 
     def __enter__(self) -> _Progress:
@@ -463,21 +479,27 @@ class _Progress:
     def update(self, stats: Any) -> None:
         if self.bar is None:
             return
-        if stats.config.length:
-            value, (low, high) = stats.match.ratio, stats.match.interval()
-            text = f"match wins {100 * value:.1f}%"
-            scale = 100.0
-        else:
-            value, (low, high) = stats.ppg.ratio, stats.ppg.interval()
-            text = f"ppg {value:+.3f}"
-            scale = 1.0
-        if high - low < float("inf"):
-            text += f" ± {scale * (high - low) / 2:.3f}"
-        if stats.has_luck:
-            adj, (alow, ahigh) = stats.adjusted.ratio, stats.adjusted.interval()
-            text += f"  luck-adj {adj:+.3f}"
-            if ahigh - alow < float("inf"):
-                text += f" ± {(ahigh - alow) / 2:.3f}"
-        if stats.sprt is not None:
-            text += f"  llr {stats.sprt.llr:+.2f}"
-        self.bar.update(self.task, completed=stats.pairs, ppg=text)
+        self.bar.update(self.task, completed=stats.pairs, ppg=_standings(stats))
+
+
+def _standings(stats: Any) -> str:
+    """The running result, +/- half its 95 % interval: ppg or match wins, luck-adjusted too
+    when the duel judges luck, and the SPRT's log-likelihood ratio when it runs one."""
+    if stats.config.length:
+        value, (low, high) = stats.match.ratio, stats.match.interval()
+        text = f"match wins {100 * value:.1f}%"
+        scale = 100.0
+    else:
+        value, (low, high) = stats.ppg.ratio, stats.ppg.interval()
+        text = f"ppg {value:+.3f}"
+        scale = 1.0
+    if high - low < float("inf"):
+        text += f" ± {scale * (high - low) / 2:.3f}"
+    if stats.has_luck:
+        adj, (alow, ahigh) = stats.adjusted.ratio, stats.adjusted.interval()
+        text += f"  luck-adj {adj:+.3f}"
+        if ahigh - alow < float("inf"):
+            text += f" ± {(ahigh - alow) / 2:.3f}"
+    if stats.sprt is not None:
+        text += f"  llr {stats.sprt.llr:+.2f}"
+    return text

@@ -96,6 +96,7 @@ INLINE_RUN = {
     "python3 bench/protocol.py": "python3 bench/protocol.py --requests 8 --matches 2 --workers 1 "
                                  "--skip-tcp",
     "python3 bench/rollout_vs_gnubg.py": "python3 bench/rollout_vs_gnubg.py --help",
+    "python3 bench/rollout.py": "python3 bench/rollout.py --smoke --no-gnubg",
     "python3 bench/rollout_benchmark.py score bench/data/rollout-benchmark.jsonl heuristic "
     "heuristic:plies=1": "python3 bench/rollout_benchmark.py score "
                          "bench/data/rollout-benchmark.jsonl heuristic heuristic:plies=1 "

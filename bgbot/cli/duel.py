@@ -49,8 +49,9 @@ transaction, so a killed duel loses at most the pairs in flight. Run the same co
 pairs stored. --mat DIR also writes gnubg .mat files (money: one per pair holding its two
 games; match play: one per match). With --json stdout carries the JSON line only.
 
---luck judges every move of both sides: a duel takes about 15-25 times as long (the time per
-pair and the time left are printed after the first pair).
+--luck judges every move of both sides at 0-ply: a duel of 0-ply players takes about 15-25
+times as long, one of 2-ply players about a tenth longer (the judging is then a small part of
+each move). The time per pair and the time left are printed once the pace is known.
 """
 
 
@@ -371,8 +372,8 @@ def _discard_if_empty(store: Any, path: Path, created: bool) -> None:
 class _Clock:
     """Says on stderr how long a pair takes and how long is left, once the pace is known:
     `TELL_AFTER` seconds after the first pair of this run was done (the start-up, loading
-    networks and databases, is no pair's time; a duel with --luck takes 15-25 times as long as
-    one without, which is said at the start). Where stderr is no terminal, so that no progress
+    networks and databases, is no pair's time; --luck makes a duel of 0-ply players 15-25
+    times as long, which is said at the start). Where stderr is no terminal, so that no progress
     bar shows, it also writes a line with the standings every ``--log-every`` minutes."""
 
     TELL_AFTER = 10.0
@@ -390,9 +391,9 @@ class _Clock:
 
     def start(self) -> None:
         if self.luck and not self.quiet:
-            print("bgbot duel: --luck judges every move of both sides, which makes a duel "
-                  "about 15-25 times slower; the time left follows once the pace is known",
-                  file=sys.stderr, flush=True)
+            print("bgbot duel: --luck judges every move of both sides at 0-ply (a duel of "
+                  "0-ply players takes 15-25 times as long); the time left follows once the "
+                  "pace is known", file=sys.stderr, flush=True)
 
     def pair_done(self, stats: Any) -> None:
         import time

@@ -269,7 +269,10 @@ def test_ctrl_c_prints_the_standings_of_the_pairs_stored(tmp_path: Path, concurr
     db = tmp_path / "int.sqlite"
     argv = [sys.executable, "-m", "bgbot.cli", "duel", "random", "random", "--pairs", "100000",
             "--concurrency", concurrency, "--db", str(db), "--json"]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT restored for the child: a shell running the tests in the background (`&`) leaves
+    # it ignored, and a Python started so never raises KeyboardInterrupt
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_pairs(db, 3, process)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)

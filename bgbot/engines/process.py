@@ -353,6 +353,12 @@ class EngineProcess(ABC):
             for attempt in range(self.retries + 1):
                 try:
                     if not self.running:
+                        if self._process is not None:
+                            # it died between requests (its channel saw the end first): a
+                            # crash as much as one met in the middle of a request
+                            self.stats.crashes += 1
+                            self.log.warning("%s died since its last request; starting it "
+                                             "again", self.title)
                         await self._launch()
                     assert self._channel is not None
                     return await asyncio.wait_for(exchange(self._channel), timeout)

@@ -1,6 +1,7 @@
-"""Rollout speed: trials per second of bgbot's rollout, cubeless, bgbot's 0-ply player with
-variance reduction, on one core and on two; and GNU Backgammon's own rollout of the same
-position at the same settings in the same run (`gnubg_rollout`: 0-ply cubeless chequer play,
+"""Rollout speed: trials per second of bgbot's rollout, cubeless, bgbot's 0-ply player (or with
+``--plies 1`` its 1-ply player) with variance reduction, on one core and on two; and GNU
+Backgammon's own rollout of the same position at the same settings in the same run
+(`gnubg_rollout`: cubeless chequer play at the same plies,
 cubeless, variance reduction, quasi-random dice, the same trials and truncation, no bear-off
 database truncation; one gnubg process with one thread, timed by the driver from its last
 setting to the end of the rollout, so its start-up is not counted).
@@ -17,7 +18,9 @@ its SE and the SE gain of VR, and gnubg's trials/s and equity. Goal (issue 29): 
 gnubg's trials/s per core (``vs gnubg per core`` = our trials/s / workers / gnubg's, >= 1).
 On one core the ratio is also given per CPU second (ours: this process's CPU time; gnubg's:
 its process's, start-up included), which a loaded machine distorts far less than wall time.
-The equities differ by design: each is its own player's rollout.
+The equities differ by design: each is its own player's rollout. With ``--plies 1`` gnubg
+values a truncated trial's last position at 1-ply, bgbot's player (as its rollouts do) at 0-ply,
+so there gnubg does a little more work a trial.
 
 The machine is shared: run it when it is quiet; ``--smoke`` runs tiny sizes to check the
 script; ``--no-gnubg`` skips gnubg (or it is skipped when gnubg is not installed).
@@ -25,6 +28,7 @@ script; ``--no-gnubg`` skips gnubg (or it is skipped when gnubg is not installed
 Usage:
   python bench/rollout.py
   python bench/rollout.py --trials 2592 --truncate 7 --workers 2
+  python bench/rollout.py --plies 1 --trials 288 --full-trials 36   # both players at 1-ply
   python bench/rollout.py --smoke --json
 """
 
@@ -70,7 +74,7 @@ def gnubg_rollout(position: Position, settings: RolloutSettings
     kernel's accounting of finished children) includes it, a fraction of a second, and is the
     fairer figure on a loaded machine."""
     reference = gnubg.RolloutSettings(
-        trials=settings.trials, seed=settings.seed, plies=0, cubeful=False,
+        trials=settings.trials, seed=settings.seed, plies=plies_of(settings), cubeful=False,
         truncate=settings.truncate or None, variance_reduction=settings.vr, quasi_random=True,
         bearoff_truncation=False, chequer_cubeful=False)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -78,6 +82,11 @@ def gnubg_rollout(position: Position, settings: RolloutSettings
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return result, result.seconds, cpu
+
+
+def plies_of(settings: RolloutSettings) -> int:
+    """The look-ahead of the player of ``settings`` (``heuristic`` or ``heuristic:plies=N``)."""
+    return int(settings.player.partition("plies=")[2] or 0)
 
 
 def plies_text(truncate: int, plies: float) -> str:
@@ -94,11 +103,13 @@ def measure(position: Position, settings: RolloutSettings, workers: int) -> tupl
                                        mp_context=multiprocessing.get_context("forkserver"))
         window = 2 * workers
         # warm the workers (imports, the network, the bear-off database) outside the clock
-        warm = RolloutSettings(trials=36 * workers, truncate=1, cubeful=False, chunk=36)
+        warm = RolloutSettings(trials=36 * workers, truncate=1, cubeful=False, chunk=36,
+                               player=settings.player)
         rollout_position(position, Context(), warm, executor=executor, window=window)
     else:
         rollout_position(position, Context(), RolloutSettings(trials=36, truncate=1,
-                                                              cubeful=False))
+                                                              cubeful=False,
+                                                              player=settings.player))
     try:
         started, cpu = time.perf_counter(), time.process_time()
         result = rollout_position(position, Context(), settings, executor=executor,
@@ -117,6 +128,9 @@ def main() -> int:
                         help="trials of the full rollouts (0: skip them)")
     parser.add_argument("--workers", type=int, default=2, help="processes of the pool run")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--plies", type=int, choices=(0, 1), default=0,
+                        help="the look-ahead of both players' chequer play (bgbot's 1-ply "
+                        "player is hosted by the referee, its look-ahead in C)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: check the script")
     parser.add_argument("--no-gnubg", action="store_true",
                         help="do not measure gnubg's own rollouts")
@@ -125,8 +139,9 @@ def main() -> int:
     with_gnubg = not args.no_gnubg and find_gnubg() is not None
     if args.smoke:
         args.trials, args.truncate, args.full_trials = 72, 3, 36
-    print(f"bgbot rollout speed; C extension: {extension_status()}; cubeless, 0-ply, VR, "
-          f"seed {args.seed}", flush=True)
+    player = "heuristic" if args.plies == 0 else f"heuristic:plies={args.plies}"
+    print(f"bgbot rollout speed; C extension: {extension_status()}; cubeless, {args.plies}-ply, "
+          f"VR, seed {args.seed}", flush=True)
     runs: list[dict[str, Any]] = []
     kinds = [("truncated", args.trials, args.truncate)]
     if args.full_trials:
@@ -134,7 +149,7 @@ def main() -> int:
     for name, position in positions().items():
         for kind, trials, truncate in kinds:
             settings = RolloutSettings(trials=trials, truncate=truncate, seed=args.seed,
-                                       cubeful=False)
+                                       cubeful=False, player=player)
             reference = None
             if with_gnubg:
                 try:
@@ -154,7 +169,8 @@ def main() -> int:
             for workers in sorted({1, args.workers}):
                 result, wall, cpu = measure(position, settings, workers)
                 rate = result.trials / wall
-                row = {"position": name, "kind": kind, "trials": result.trials,
+                row = {"position": name, "kind": kind, "plies": args.plies,
+                       "trials": result.trials,
                        "truncate": truncate, "workers": workers, "seconds": round(wall, 2),
                        "trials_per_second": round(rate, 2),
                        "trials_per_cpu_second": round(result.trials / cpu, 2)

@@ -82,6 +82,8 @@ INLINE_RUN = {
     "bgbot duel heuristic:plies=1 gnubg:plies=0 --pairs 2500 --concurrency 2": None,
     "bgbot duel heuristic:plies=2 heuristic:plies=1 --pairs 700 --concurrency 2 --seed 15 --luck":
         None,
+    "bgbot duel heuristic:plies=2 heuristic:plies=1 --pairs 5000 --concurrency 2 --seed 20 --luck":
+        None,
     "bgbot play heuristic:plies=1 gnubg:plies=0 --length 7 --matches 16 --seed 21": None,
     "bgbot analyze FILE --plies 2 --json": None,
     "python3 bench/decisions.py": "python3 bench/decisions.py --games 1 --limit 5 --plies 0,1",

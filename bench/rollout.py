@@ -64,17 +64,17 @@ def positions() -> dict[str, Position]:
     return {"contact (after 31: 8/5 6/5)": after_31, f"race ({race.position_id()})": race}
 
 
-def gnubg_rollout(position: Position, settings: RolloutSettings
+def gnubg_rollout(position: Position, settings: RolloutSettings, plies: int
                   ) -> tuple[gnubg.GnubgRollout, float, float]:
     """(gnubg's rollout, its wall seconds, its CPU seconds) of ``position`` at ``settings``'
-    trials, truncation, seed and VR, cubeless with 0-ply cubeless chequer play (as bgbot's
-    0-ply player plays a cubeless rollout), quasi-random dice, games played out past the
+    trials, truncation, seed and VR, cubeless with cubeless chequer play at ``plies`` (bgbot's
+    player's look-ahead), quasi-random dice, games played out past the
     bear-off databases: one gnubg process, one thread. The wall time excludes gnubg's start-up
     (`gnubg_rollout.rollout_speed`); the CPU time (what gnubg's process used, from the
     kernel's accounting of finished children) includes it, a fraction of a second, and is the
     fairer figure on a loaded machine."""
     reference = gnubg.RolloutSettings(
-        trials=settings.trials, seed=settings.seed, plies=plies_of(settings), cubeful=False,
+        trials=settings.trials, seed=settings.seed, plies=plies, cubeful=False,
         truncate=settings.truncate or None, variance_reduction=settings.vr, quasi_random=True,
         bearoff_truncation=False, chequer_cubeful=False)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -82,11 +82,6 @@ def gnubg_rollout(position: Position, settings: RolloutSettings
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return result, result.seconds, cpu
-
-
-def plies_of(settings: RolloutSettings) -> int:
-    """The look-ahead of the player of ``settings`` (``heuristic`` or ``heuristic:plies=N``)."""
-    return int(settings.player.partition("plies=")[2] or 0)
 
 
 def plies_text(truncate: int, plies: float) -> str:
@@ -153,7 +148,7 @@ def main() -> int:
             reference = None
             if with_gnubg:
                 try:
-                    reference = gnubg_rollout(position, settings)
+                    reference = gnubg_rollout(position, settings, args.plies)
                 except gnubg.GnubgRolloutError as exc:
                     print(f"{name:<34} {kind:<9} gnubg's rollout failed: {exc}", flush=True)
             gnubg_rate = (reference[0].trials / reference[1]) if reference else None

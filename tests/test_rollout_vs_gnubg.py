@@ -136,7 +136,8 @@ def test_the_speed_bench_times_gnubgs_rollout_at_our_settings() -> None:
     bench = bench_module("rollout")
     race = Position.from_position_id("zD2cAwC4O5sBAA")
     result, seconds, cpu = bench.gnubg_rollout(race, RolloutSettings(trials=36, truncate=3,
-                                                                     cubeful=False, seed=5))
+                                                                     cubeful=False, seed=5),
+                                               plies=0)
     assert result.trials == 36 and seconds > 0 and cpu > 0
     settings = result.settings
     assert (settings.plies, settings.truncate, settings.cubeful, settings.seed) == (0, 3, False, 5)

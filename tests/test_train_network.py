@@ -4,6 +4,7 @@ uninterrupted, and its network is a weights file the player loads."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import subprocess
 import sys
@@ -359,6 +360,33 @@ def test_the_window_average_is_the_mean_of_the_last_iterations_weights(tmp_path:
         **last_mean.provenance, "config": {**last_mean.provenance["config"], "lam": 0.1}})
     with pytest.raises(ValueError, match="not two running means"):
         train_network.window_average(other, first_mean)
+
+
+def test_a_window_that_ends_before_the_last_iteration_can_be_shipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--ship --ship-which window --window-since M --window-until N`` ships the mean of the
+    weights after iterations M+1..N (from the running means kept after M and N), not M+1 to
+    the last, and records its checksum; a window whose end the run did not keep is refused."""
+    sys.path.insert(0, str(TOOL.parent))
+    import train_network
+
+    run = tmp_path / "run"
+    assert _train(run, 3, "--average-from", "1", "--keep-averages-every", "1").returncode == 0
+    package = tmp_path / "root" / "bgbot" / "players"
+    package.mkdir(parents=True)
+    (package / "network.py").write_text('\nSHIPPED_SHA256 = "old"\n')
+    monkeypatch.setattr(train_network, "ROOT", tmp_path / "root")
+    monkeypatch.setattr(train_network, "SHIP_DIR", package / "data")
+    train_network.ship(run, "window", since=1, until=2)
+    shipped = WeightsFile.read(package / "data" / "contact.bgw")
+    want = train_network.window_average(WeightsFile.read(run / "averages" / "0002.bgw"),
+                                        WeightsFile.read(run / "averages" / "0001.bgw"))
+    assert shipped.provenance["averaged_iterations"] == [2, 2]
+    assert shipped.parameters == want.parameters
+    digest = hashlib.sha256((package / "data" / "contact.bgw").read_bytes()).hexdigest()
+    assert f'SHIPPED_SHA256 = "{digest}"' in (package / "network.py").read_text()
+    with pytest.raises(SystemExit, match="after iteration 7"):
+        train_network.ship(run, "window", since=1, until=7)
 
 
 def test_rollout_labels_are_the_rollout_of_the_network_that_plays(tmp_path: Path) -> None:

@@ -769,11 +769,12 @@ def window_average(later: WeightsFile, earlier: WeightsFile) -> WeightsFile:
     return dataclasses.replace(later, parameters=mean.tobytes(), provenance=provenance)
 
 
-def ship(run: Path, which: str = "best", since: int | None = None) -> None:
+def ship(run: Path, which: str = "best", since: int | None = None,
+         until: int | None = None) -> None:
     """Copy one of the run's networks (``which``: the best screened, else the latest; the
     average; the latest; the window: the mean of the weights after iterations ``since``+1 to
-    the last, from the running average kept after ``since``) into the package and record its
-    checksum in network.py (contact.bgw and SHIPPED_SHA256, or race.bgw and
+    the last, or to ``until``, from the running averages kept after ``since`` and ``until``)
+    into the package and record its checksum in network.py (contact.bgw and SHIPPED_SHA256, or race.bgw and
     SHIPPED_RACE_SHA256)."""
     source = run / {"best": "best.bgw", "average": "average.bgw", "latest": "network.bgw",
                     "window": "average.bgw"}[which]
@@ -786,6 +787,11 @@ def ship(run: Path, which: str = "best", since: int | None = None) -> None:
         _save(run, Model.from_state(np.load(run / "checkpoint.npz")), state)
     if not source.exists():
         sys.exit(f"{source} does not exist: nothing to ship")
+    if which == "window" and until is not None:
+        source = snapshot_path(run, until)
+        if not source.exists():
+            sys.exit(f"{source} does not exist: the run kept no running average after "
+                     f"iteration {until} (see --keep-averages-every)")
     if which == "window":
         if since is None:
             sys.exit("--ship-which window needs --window-since M (an iteration whose running "
@@ -923,6 +929,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--window-since", type=int, default=None, metavar="M",
                         help="with --ship-which window: the mean of the weights after iterations "
                              "M+1 to the last (needs the running average kept after M)")
+    parser.add_argument("--window-until", type=int, default=None, metavar="N",
+                        help="with --ship-which window: end the window at iteration N instead "
+                             "of the last (needs the running average kept after N)")
     parser.add_argument("--keep-averages-every", type=int, default=0, metavar="N",
                         help="keep the running average after every N-th iteration as "
                              "averages/NNNN.bgw (for --ship-which window; does not change the "
@@ -948,10 +957,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "--play-plies 0")
     run: Path = args.run
     if args.ship:
-        ship(run, args.ship_which, args.window_since)
+        ship(run, args.ship_which, args.window_since, args.window_until)
         return
-    if args.window_since is not None:
-        parser.error("--window-since goes with --ship --ship-which window")
+    if args.window_since is not None or args.window_until is not None:
+        parser.error("--window-since and --window-until go with --ship --ship-which window")
     run.mkdir(parents=True, exist_ok=True)
     model: Model | None = None
     if (run / "state.json").exists():

@@ -184,13 +184,48 @@ def test_timing_spread_gap_and_support() -> None:
     assert chain["gap_me"] == 0.0 and chain["support_me"] == pytest.approx(6 / 15)
 
 
+def test_point_making_rolls_of_the_starting_position() -> None:
+    """From the start, 1-6, 1-3, 2-4, 3-5, 4-6 and every double make a new point on the
+    1..7 points (6-5, 6-2, 5-1, ... do not): 16 of the 36 rolls, for either side."""
+    start = Position.initial()
+    f = dict(zip(NET_FEATURES, net_features(start.mover, start.opponent)))
+    assert f["make_me"] == f["make_other"] == pytest.approx(16 / 36)
+    # a blot on the 5-point is made by any roll that brings one chequer to it
+    slotted = _net({5: 1, 6: 4, 8: 3, 13: 5, 24: 2}, {6: 5, 8: 3, 13: 5, 24: 2})
+    assert slotted["make_me"] > f["make_me"]
+    # a point the other side holds cannot be made; nothing movable, nothing made
+    stacked = _net({6: 2, 24: 13}, {19: 2, 6: 13})
+    assert stacked["make_me"] == 0.0  # no blot, no spare within reach of the 1..7 points
+
+
+def test_chequers_trapped_behind_a_prime() -> None:
+    # the other's 4..7 points (our 21..18) are a four-point prime: our 22, 24 and bar behind it
+    prime = {4: 2, 5: 2, 6: 2, 7: 2, 13: 7}
+    f = _net({22: 1, 24: 2, 25: 1, 6: 11}, prime)
+    assert f["trapped_me"] == pytest.approx(4 / 15) and f["trapped_other"] == 0.0
+    # three points are no prime for this feature
+    f = _net({22: 1, 24: 2, 25: 1, 6: 11}, {4: 2, 5: 2, 6: 2, 13: 9})
+    assert f["trapped_me"] == 0.0
+
+
+def test_return_shots_of_the_side_on_roll() -> None:
+    # our blot on our 10-point is 6 pips from the other's chequers on its 21-point (our 4)
+    f = _net({10: 1, 6: 14}, {21: 2, 6: 13})
+    assert f["return_double"] == 0.0  # one blot: no roll hits two
+    assert f["return_loss"] > 0.0
+    assert _net({10: 2, 6: 13}, {21: 2, 6: 13})["return_loss"] == 0.0  # no blot
+
+
 @settings(max_examples=200, deadline=None)
 @given(legal_positions())
 def test_net_features_swap_with_the_sides(position: Position) -> None:
-    """Seen from the other side, every "me" feature is the "other" one and back."""
+    """Seen from the other side, every "me" feature is the "other" one and back (the return
+    shots belong to the side on roll only)."""
     ours = dict(zip(NET_FEATURES, net_features(position.mover, position.opponent)))
     theirs = dict(zip(NET_FEATURES, net_features(position.opponent, position.mover)))
     for name, value in ours.items():
+        if not name.endswith(("_me", "_other", "_me_sq", "_other_sq")):
+            continue
         mirror = (name.replace("_me", "_MINE").replace("_other", "_me").replace("_MINE", "_other"))
         assert theirs[mirror] == value, name
 

@@ -26,7 +26,7 @@
 #ifndef BGBOT_KERNELS_H
 #define BGBOT_KERNELS_H
 
-#define KERNELS_VERSION 3
+#define KERNELS_VERSION 4
 
 #include <math.h>
 #include <stdint.h>
@@ -99,9 +99,24 @@ static uint64_t hit_direct[N_LOCATIONS];
 static HitCondition hit_conditions[N_LOCATIONS][MAX_CONDITIONS];
 static int hit_count[N_LOCATIONS];
 static unsigned char escapes[4096];
+/* Non-double rolls {a, b} (36-bit sets) by the 6-bit set of dice numbers d (bit d - 1) that
+ * bring a chequer to a point: either number (`make_one`) or both (`make_two`). */
+static uint64_t make_one[64], make_two[64];
 
 static void build_tables(void)
 {
+    for (int w = 0; w < 64; w++) {
+        make_one[w] = make_two[w] = 0;
+        for (int a = 1; a <= 6; a++) {
+            for (int b = a + 1; b <= 6; b++) {
+                int near = (w >> (a - 1)) & 1, far = (w >> (b - 1)) & 1;
+                if (near || far)
+                    make_one[w] |= roll_bit(a, b);
+                if (near && far)
+                    make_two[w] |= roll_bit(a, b);
+            }
+        }
+    }
     for (int d = 1; d <= 24; d++) {
         hit_direct[d] = 0;
         hit_count[d] = 0;
@@ -395,7 +410,7 @@ static void feature_vector(const int *mover, const int *opponent, const Side *me
  * the player on roll first: per point 1..24 four units (at least 1, 2, 3 chequers, and
  * (n - 3) / 2 beyond 3), the bar / 2 and the chequers off / 15; then features.NET_FEATURES. */
 #define N_RAW_SIDE (4 * 24 + 2)
-#define N_NET 24 /* features.NET_FEATURES */
+#define N_NET 30 /* features.NET_FEATURES */
 #define N_INPUTS (N_FEATURES - 1 + 2 * N_RAW_SIDE + N_NET)
 #define N_OUTCOMES 6 /* win single, gammon, backgammon; lose single, gammon, backgammon */
 #define MAX_LAYERS 5 /* hidden layers at most */
@@ -541,6 +556,53 @@ static double support(const int *s, const Side *x)
     return (double)total / 15.0;
 }
 
+#define MAKE_POINTS 7 /* features.MAKE_POINTS */
+
+/* features._make_rolls, with the side's movable chequers (features._movable) as two bit sets
+ * over its points 1..24 (bit p: one or more movable on point p; two or more) and the
+ * non-doubles from `make_one` and `make_two`. */
+static double make_rolls(const int *s, const Side *other)
+{
+    uint64_t one = 0, two = 0, rolls = 0;
+    for (int point = 2; point <= 24; point++) {
+        int n = s[point - 1];
+        int movable = n == 1 ? 1 : (n > 2 ? n - 2 : 0);
+        if (movable >= 1)
+            one |= UINT64_C(1) << point;
+        if (movable >= 2)
+            two |= UINT64_C(1) << point;
+    }
+    for (int target = 1; target <= MAKE_POINTS; target++) {
+        int here = s[target - 1];
+        if (here >= 2 || ((other->made >> (25 - target)) & 1))
+            continue;
+        int blot = here == 1;
+        int window = (int)((one >> (target + 1)) & 0x3F); /* bit d - 1: point target + d */
+        rolls |= blot ? make_one[window] : make_two[window];
+        for (int a = 1; a <= 6; a++) {
+            int s1 = (int)((one >> (target + a)) & 1), s2 = (int)((one >> (target + 2 * a)) & 1);
+            int s3 = (int)((one >> (target + 3 * a)) & 1), s4 = (int)((one >> (target + 4 * a)) & 1);
+            int made = blot ? (s1 | s2 | s3 | s4)
+                            : (int)((two >> (target + a)) & 1) |
+                                  (int)((two >> (target + 2 * a)) & 1) | (s1 & (s2 | s3));
+            if (made)
+                rolls |= roll_bit(a, a);
+        }
+    }
+    return (double)popcount64(rolls) / 36.0;
+}
+
+/* features._trapped */
+static double trapped(const int *s, const Side *other)
+{
+    if (other->prime < 4)
+        return 0.0;
+    int total = 0;
+    for (int index = 24 - other->prime_top + other->prime; index < 25; index++)
+        total += s[index];
+    return (double)total / 15.0;
+}
+
 /* features.net_features */
 static void net_features(const int *mover, const int *opponent, const Side *me,
                          const Side *other, double *out)
@@ -575,6 +637,15 @@ static void net_features(const int *mover, const int *opponent, const Side *me,
     out[21] = gap(other);
     out[22] = support(mover, me);
     out[23] = support(opponent, other);
+    uint64_t return_union, return_double;
+    double return_loss;
+    shot_masks(other, me, &return_union, &return_double, &return_loss);
+    out[24] = make_rolls(mover, other);
+    out[25] = make_rolls(opponent, me);
+    out[26] = trapped(mover, other);
+    out[27] = trapped(opponent, me);
+    out[28] = return_loss;
+    out[29] = (double)popcount64(return_double) / 36.0;
 }
 
 static void encode_inputs(const int *mover, const int *opponent, const Side *me,

@@ -484,6 +484,12 @@ NET_FEATURES: tuple[str, ...] = (
     "gap_other",
     "support_me",
     "support_other",
+    "make_me",
+    "make_other",
+    "trapped_me",
+    "trapped_other",
+    "return_loss",
+    "return_double",
 )
 """Features only the network reads (after its board encoding), both sides seen from the player
 on roll ("me"): the blockades each side holds against the other's chequers, how freely each
@@ -491,8 +497,10 @@ side's outfield chequers move, back-game shape, and how much of each side is sti
 (heuristic-player.md §2.3–2.6, gnubg's contain, mobility, back-game, break-contact and
 free-pip inputs in our own definitions); then each side's timing, the spread of its chequers
 behind their mean, the widest gap in its chain of occupied points, and how many of its
-outfield chequers have a safe landing point one die ahead. The linear player's
-`FEATURE_NAMES` stay as they were."""
+outfield chequers have a safe landing point one die ahead; then how many rolls would make
+each side a new point in its home board or on its bar point, each side's chequers trapped
+behind the other's prime, and the pips and double shots the side on roll risks from the
+other's return hits. The linear player's `FEATURE_NAMES` stay as they were."""
 
 CONTAIN_FROM = 16
 """The runner's own point where containment is first measured (the blocker's 9-point)."""
@@ -613,6 +621,59 @@ def _support(side: tuple[int, ...], info: SideInfo) -> float:
     return total / 15.0
 
 
+MAKE_POINTS = 7
+"""`_make_rolls` counts new points on the side's own points 1..7 (home board and bar point)."""
+
+
+def _movable(side: tuple[int, ...], point: int) -> int:
+    """Chequers a side can bring to a point from its own ``point`` without breaking one: a
+    blot, or the spares above two on a made point (none from the bar or beyond the 24)."""
+    if point > 24:
+        return 0
+    n = side[point - 1]
+    return 1 if n == 1 else max(n - 2, 0)
+
+
+def _make_rolls(side: tuple[int, ...], other: SideInfo) -> float:
+    """The share of the 36 rolls with which the side, were it on roll, could make a new point
+    on its own points 1..`MAKE_POINTS` that the other side has not made: two movable chequers
+    (`_movable`) a die's distance away, or one onto its own blot there; a double moves up to
+    four steps of its number among at most two chequers. Blocked points on the way, the bar
+    and the other's hits are ignored: a count of builders aimed at the points that matter."""
+    rolls = 0
+    blocks = other.made
+    for target in range(1, MAKE_POINTS + 1):
+        here = side[target - 1]
+        if here >= 2 or (blocks >> (25 - target)) & 1:
+            continue
+        blot = here == 1
+        for a in range(1, 7):
+            for b in range(a, 7):
+                if a != b:
+                    near, far = _movable(side, target + a), _movable(side, target + b)
+                    made = (near or far) if blot else (near and far)
+                else:
+                    steps = [0] + [_movable(side, target + k * a) for k in range(1, 5)]
+                    if blot:
+                        made = any(steps[1:])
+                    else:
+                        made = (steps[1] >= 2 or steps[2] >= 2
+                                or (steps[1] >= 1 and (steps[2] >= 1 or steps[3] >= 1)))
+                if made:
+                    rolls |= _roll_bit(a, b)
+    return rolls.bit_count() / 36.0
+
+
+def _trapped(side: tuple[int, ...], other: SideInfo) -> float:
+    """The side's chequers behind the other's longest prime when it is four points or more
+    (on its points farther from home than the prime's last point, the bar included), ÷ 15."""
+    if other.prime < 4:
+        return 0.0
+    # the other's points top - prime + 1 .. top are the side's 25 - top .. 24 - top + prime
+    behind = 24 - other.prime_top + other.prime  # the index of the side's first point behind
+    return sum(side[behind:25]) / 15.0
+
+
 def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[float]:
     """The `NET_FEATURES` of a position, ``mover`` on roll."""
     me, other = side_info(mover), side_info(opponent)
@@ -620,6 +681,7 @@ def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[floa
     contain_me, acontain_me = _containment(me, other)
     depth_me, free_me = _engagement(mover, other)
     depth_other, free_other = _engagement(opponent, me)
+    _, return_double, return_loss = shot_masks(other, me)
     return [
         contain_other,
         contain_other * contain_other,
@@ -645,4 +707,10 @@ def net_features(mover: tuple[int, ...], opponent: tuple[int, ...]) -> list[floa
         _gap(other),
         _support(mover, me),
         _support(opponent, other),
+        _make_rolls(mover, other),
+        _make_rolls(opponent, me),
+        _trapped(mover, other),
+        _trapped(opponent, me),
+        return_loss,
+        return_double.bit_count() / 36.0,
     ]

@@ -79,16 +79,16 @@ def test_a_rollout_equals_rollout_position_in_process(daemon: Daemon,
 
 def test_candidates_are_ranked_and_equal_the_in_process_rollout(daemon: Daemon) -> None:
     settings = {"trials": 36, "truncate": 4, "seed": 9, "cubeful": False}
-    reply = daemon.client(timeout=120).request("rollout", position=START, dice=[3, 1],
+    reply = daemon.client(timeout=120).request("rollout", position=START, dice=[2, 1],
                                                candidates=3, **settings)
     validate_content("rollout_reply", reply)
     found = reply["candidates"]
     equities = [c["equity"] for c in found]
     assert len(found) >= 2 and equities == sorted(equities, reverse=True)
-    here = rollout_candidates(Position.from_position_id(START), (3, 1), Context(),
+    here = rollout_candidates(Position.from_position_id(START), (2, 1), Context(),
                               RolloutSettings(**settings), candidates=3)
     assert [figures(c) for c in found] == [local(c) for c in here]
-    assert reply["dice"] == [3, 1] and "result" not in reply
+    assert reply["dice"] == [2, 1] and "result" not in reply
 
 
 @pytest.mark.parametrize("text", ["4HPwATDgc/ABMA:cIkWAAAAAAAA",

@@ -58,15 +58,18 @@ def test_dask_local_gives_the_same_rollout_as_this_process() -> None:
 
 
 def test_rollout_with_dice_ranks_the_candidates_and_prints_a_table() -> None:
-    out = _json("rollout", "4HPwATDgc/ABMA", "--dice", "31", *QUICK, "--candidates", "2")
+    # an opening 21: its plays lie close together (an opening 31 has one clear best play,
+    # the only one within the candidate threshold for the network shipped 2026-12-07)
+    out = _json("rollout", "4HPwATDgc/ABMA", "--dice", "21", *QUICK, "--candidates", "2")
     moves = [c["move"] for c in out["candidates"]]
-    assert len(moves) == 2 and moves[0] == "8/5 6/5"
+    assert len(moves) == 2 and len(set(moves)) == 2
     equities = [c["equity"] for c in out["candidates"]]
     assert equities == sorted(equities, reverse=True)
     assert all(c["cubeful"] for c in out["candidates"])  # a Position ID: money, cube in use
-    table = _bgbot("rollout", "4HPwATDgc/ABMA", "--dice", "31", *QUICK, "--candidates", "2")
+    table = _bgbot("rollout", "4HPwATDgc/ABMA", "--dice", "21", *QUICK, "--candidates", "2")
     assert table.returncode == 0, table.stderr
-    assert "8/5 6/5" in table.stdout and "W(bg)" in table.stdout and "±" in table.stdout
+    assert all(move in table.stdout for move in moves)
+    assert "W(bg)" in table.stdout and "±" in table.stdout
 
 
 def test_a_match_position_is_rolled_out_in_emg_at_its_score() -> None:

@@ -593,55 +593,124 @@ typedef struct {
  * so the results are the general loop's to the last bit (tests/test_network.py holds them so). */
 #define FAST_WIDTH 128
 
-/* Six outcome probabilities of the network for the inputs x, the impossible outcomes
- * (allowed[k] = 0) given no probability. Hidden units are ReLUs; the first layer skips zero
- * inputs (most of the board encoding is zero). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-/* Built twice, for AVX2 and for any x86-64, the one the CPU runs chosen at load: the same
- * operations element by element (no FMA: "avx2" does not allow it), eight floats at a time
- * instead of four, so the same results bit for bit. */
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
-                        double *out)
+/* Sixteen floats as one value (GCC's vector extension: a register of AVX-512, two of AVX2,
+ * four of SSE), whose arithmetic is element by element. */
+#define LANES 16
+typedef float Lanes __attribute__((vector_size(LANES * sizeof(float))));
+
+/* Boards the network evaluates at once at most (`mlp_forward_block`): their sums of a 128-wide
+ * layer fill 24 of the 32 vector registers of AVX-512 while each row of weights is read once
+ * for all of them, which is what bounds the speed of one board at a time. */
+#define BLOCK 3
+
+/* Six outcome probabilities of the network for each of `boards` (1 .. BLOCK, a constant where
+ * this is inlined) boards' inputs (x: [boards][N_INPUTS], allowed: [boards][N_OUTCOMES], out:
+ * [boards][N_OUTCOMES]), the impossible outcomes (allowed[k] = 0) given no probability. Hidden
+ * units are ReLUs. Each layer skips the inputs that are zero on every board (most of the board
+ * encoding is; about half of the ReLUs): a board whose input is zero where another's is not
+ * adds 0 * weight, which leaves its sum as it is (but for the sign of a zero sum, which neither
+ * the ReLU nor the softmax sees), so a board's values do not depend on the others. */
+static inline __attribute__((always_inline)) void
+forward_boards(const MlpObject *m, int boards, const float *x, const unsigned char *allowed,
+               double *out)
 {
-    float a[MAX_WIDTH], b[MAX_WIDTH];
-    const float *in = x;
-    float *act = a;
+    float buffers[2][BLOCK][MAX_WIDTH];
+    const float *in[BLOCK];
+    for (int b = 0; b < boards; b++)
+        in[b] = x + (size_t)b * N_INPUTS;
+    float (*act)[MAX_WIDTH] = buffers[0];
     for (int layer = 0; layer <= m->n_layers; layer++) {
         int n_in = m->width[layer], n_out = m->width[layer + 1];
         const float *w = m->weights[layer];
-        memcpy(act, m->bias[layer], sizeof(float) * (size_t)n_out);
-        float *restrict sums = act;
+        /* The live inputs, listed without a branch: which ReLUs are zero is not predictable,
+         * and a branch per input mispredicts often. A zero of either sign is dead (as
+         * `v == 0.0f`, without its NaN test). */
+        int live[MAX_WIDTH > N_INPUTS ? MAX_WIDTH : N_INPUTS], n_live = 0;
         for (int i = 0; i < n_in; i++) {
-            float v = in[i];
-            if (v == 0.0f)
-                continue;
-            const float *restrict row = w + (size_t)i * (size_t)n_out;
-            if (n_out == FAST_WIDTH) /* the same sums, in a loop of known length */
-                for (int j = 0; j < FAST_WIDTH; j++)
-                    sums[j] += v * row[j];
-            else
-                for (int j = 0; j < n_out; j++)
-                    sums[j] += v * row[j];
+            uint32_t any = 0;
+            for (int b = 0; b < boards; b++) {
+                uint32_t bits;
+                memcpy(&bits, in[b] + i, sizeof bits);
+                any |= bits << 1;
+            }
+            live[n_live] = i;
+            n_live += any != 0;
         }
+        if (n_out == FAST_WIDTH) {
+            /* The same sums as the general loop, held in vector registers across the inputs */
+            Lanes acc[BLOCK][FAST_WIDTH / LANES];
+            for (int b = 0; b < boards; b++)
+                memcpy(acc[b], m->bias[layer], sizeof acc[b]);
+            for (int k = 0; k < n_live; k++) {
+                int i = live[k];
+                Lanes v[BLOCK];
+                for (int b = 0; b < boards; b++)
+                    v[b] = in[b][i] + (Lanes){0};
+                const float *row = w + (size_t)i * FAST_WIDTH;
+                for (int q = 0; q < FAST_WIDTH / LANES; q++) {
+                    Lanes r;
+                    memcpy(&r, row + q * LANES, sizeof r);
+                    for (int b = 0; b < boards; b++)
+                        acc[b][q] += v[b] * r;
+                }
+            }
+            for (int b = 0; b < boards; b++)
+                memcpy(act[b], acc[b], sizeof acc[b]);
+        } else
+            for (int b = 0; b < boards; b++) {
+                float *restrict sums = act[b];
+                memcpy(sums, m->bias[layer], sizeof(float) * (size_t)n_out);
+                for (int k = 0; k < n_live; k++) {
+                    int i = live[k];
+                    float v = in[b][i];
+                    const float *restrict row = w + (size_t)i * (size_t)n_out;
+                    for (int j = 0; j < n_out; j++)
+                        sums[j] += v * row[j];
+                }
+            }
         if (layer < m->n_layers)
-            for (int j = 0; j < n_out; j++)
-                act[j] = act[j] > 0.0f ? act[j] : 0.0f;
-        in = act;
-        act = act == a ? b : a;
+            for (int b = 0; b < boards; b++)
+                for (int j = 0; j < n_out; j++)
+                    act[b][j] = act[b][j] > 0.0f ? act[b][j] : 0.0f;
+        for (int b = 0; b < boards; b++)
+            in[b] = act[b];
+        act = act == buffers[0] ? buffers[1] : buffers[0];
     }
-    /* `in` holds the six logits */
-    double top = -1e300, total = 0.0, e[N_OUTCOMES];
-    for (int k = 0; k < N_OUTCOMES; k++)
-        if (allowed[k] && in[k] > top)
-            top = in[k];
-    for (int k = 0; k < N_OUTCOMES; k++) {
-        e[k] = allowed[k] ? exp((double)in[k] - top) : 0.0;
-        total += e[k];
+    for (int b = 0; b < boards; b++) { /* in[b] holds board b's six logits */
+        const float *logits = in[b];
+        const unsigned char *mask = allowed + (size_t)b * N_OUTCOMES;
+        double top = -1e300, total = 0.0, e[N_OUTCOMES];
+        for (int k = 0; k < N_OUTCOMES; k++)
+            if (mask[k] && logits[k] > top)
+                top = logits[k];
+        for (int k = 0; k < N_OUTCOMES; k++) {
+            e[k] = mask[k] ? exp((double)logits[k] - top) : 0.0;
+            total += e[k];
+        }
+        for (int k = 0; k < N_OUTCOMES; k++)
+            out[(size_t)b * N_OUTCOMES + k] = e[k] / total;
     }
-    for (int k = 0; k < N_OUTCOMES; k++)
-        out[k] = e[k] / total;
+}
+
+/* `forward_boards` of one board, and of BLOCK boards. Each is built three times, for
+ * AVX-512, AVX2 and any x86-64, the one the CPU runs chosen at load: the same operations
+ * element by element (no FMA: neither target lets GCC fuse, and -ffp-contract=off forbids
+ * it), sixteen or eight floats at a time instead of four, so the same results bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONED
+#endif
+CLONED static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
+                               double *out)
+{
+    forward_boards(m, 1, x, allowed, out);
+}
+
+CLONED static void mlp_forward_block(const MlpObject *m, const float *x,
+                                     const unsigned char *allowed, double *out)
+{
+    forward_boards(m, BLOCK, x, allowed, out);
 }
 
 /* The five chances (gnubg's order) from the six outcome probabilities. */
@@ -665,6 +734,33 @@ static void mlp_contact(const EvalBase *base, const int *mover, const int *oppon
     outcome_mask(me, other, allowed);
     mlp_forward(self, x, allowed, o);
     chances_from_outcomes(o, p);
+}
+
+/* `ContactManyFn` of the network: BLOCK boards at a time (the last block filled up with zero
+ * inputs, whose values are dropped). */
+static void mlp_contact_many(const EvalBase *base, int n, const float *x,
+                             const unsigned char *allowed, double *p)
+{
+    const MlpObject *self = (const MlpObject *)base;
+    for (int start = 0; start < n; start += BLOCK) {
+        int count = n - start < BLOCK ? n - start : BLOCK;
+        float padded[BLOCK][N_INPUTS];
+        unsigned char masks[BLOCK][N_OUTCOMES];
+        const float *inputs = x + (size_t)start * N_INPUTS;
+        const unsigned char *mask = allowed + (size_t)start * N_OUTCOMES;
+        if (count < BLOCK) {
+            memset(padded, 0, sizeof padded);
+            memset(masks, 1, sizeof masks);
+            memcpy(padded, inputs, sizeof(float) * N_INPUTS * (size_t)count);
+            memcpy(masks, mask, (size_t)N_OUTCOMES * (size_t)count);
+            inputs = &padded[0][0];
+            mask = &masks[0][0];
+        }
+        double o[BLOCK][N_OUTCOMES];
+        mlp_forward_block(self, inputs, mask, &o[0][0]);
+        for (int b = 0; b < count; b++)
+            chances_from_outcomes(o[b], p + (size_t)(start + b) * N_HEADS);
+    }
 }
 
 static void Mlp_free_arrays(MlpObject *self)
@@ -757,6 +853,7 @@ static int Mlp_init(MlpObject *self, PyObject *args, PyObject *kwds)
     memcpy(self->width, width, sizeof width);
     Py_XSETREF(self->blob, copy);
     self->base.contact = mlp_contact;
+    self->base.contact_many = mlp_contact_many;
     return 0;
 }
 
@@ -1040,7 +1137,25 @@ typedef struct {
     Turn *memo;
     int memo_count;
     RaceMemo races; /* the call-back's answers */
+    double (*chances)[N_HEADS]; /* room for the chances of a roll's candidates ... */
+    int room;                   /* ... of this many */
 } Rollout;
+
+/* `r->chances` with room for `n` candidates; -1 with a Python error. */
+static int rollout_room(Rollout *r, int n)
+{
+    if (n <= r->room)
+        return 0;
+    int room = n > 2 * r->room ? n : 2 * r->room;
+    double (*grown)[N_HEADS] = PyMem_Realloc(r->chances, sizeof(double) * N_HEADS * (size_t)room);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    r->chances = grown;
+    r->room = room;
+    return 0;
+}
 
 /* `evaluate_on_roll`, with the races the call-back answers remembered. */
 static int rollout_evaluate(Rollout *r, const int *mover, const int *opponent, double *p)
@@ -1061,13 +1176,13 @@ static double rollout_utility(const double *c, const double *q)
  * the best by his utility of his chances after it, the last of equal bests; -1 on error. */
 static int rollout_choice(Rollout *r, int side, int n)
 {
-    double top = -1e300, p[N_HEADS], q[N_HEADS];
+    double top = -1e300, q[N_HEADS];
     int chosen = 0;
+    if (rollout_room(r, n) < 0 ||
+        evaluate_many(r->e, n, r->g.results, r->race, &r->races, r->chances) < 0)
+        return -1;
     for (int k = 0; k < n; k++) {
-        const Result *res = &r->g.results[k];
-        if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
-            return -1;
-        flip(p, q);
+        flip(r->chances[k], q);
         double v = rollout_utility(r->utility[side], q);
         if (v >= top) {
             top = v;
@@ -1102,11 +1217,12 @@ static int rollout_turn(Rollout *r, int side, const int *mover, const int *oppon
             }
             double best_eq = -1e9, top = -1e300;
             int chosen = 0;
+            if (n > 0 && (rollout_room(r, n) < 0 ||
+                          evaluate_many(r->e, n, r->g.results, r->race, &r->races,
+                                        r->chances) < 0))
+                return -1;
             for (int k = 0; k < n; k++) {
-                const Result *res = &r->g.results[k];
-                if (rollout_evaluate(r, res->opponent, res->mover, p) < 0)
-                    return -1;
-                flip(p, q);
+                flip(r->chances[k], q);
                 double eq = equity(q);
                 if (eq > best_eq) {
                     memcpy(best, q, sizeof q);
@@ -1292,7 +1408,7 @@ static PyObject *contact_rollout(PyObject *module, PyObject *args, PyObject *kwd
                                      &evaluator, &race, &mover_obj, &opponent_obj, &seed, &first,
                                      &count, &truncate, &vr, &dice, &utilities))
         return NULL;
-    Rollout r = {NULL, race, {0}, {NULL, NULL}, NULL, 0, {NULL, 0}};
+    Rollout r = {NULL, race, {0}, {NULL, NULL}, NULL, 0, {NULL, 0}, NULL, 0};
     PyObject *result = NULL;
     double *outcomes = NULL, *lucks = NULL;
     int32_t *plies = NULL;
@@ -1365,6 +1481,7 @@ done:
     PyMem_Free(plies);
     PyMem_Free(scratch);
     PyMem_Free(r.memo);
+    PyMem_Free(r.chances);
     PyMem_Free(r.races.entries);
     return result;
 }

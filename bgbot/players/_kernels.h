@@ -572,6 +572,7 @@ static double make_rolls(const int *s, const Side *other)
         if (movable >= 2)
             two |= UINT64_C(1) << point;
     }
+    uint64_t blots = 0, empty = 0; /* bit t: target point t holds a blot, or nothing */
     for (int target = 1; target <= MAKE_POINTS; target++) {
         int here = s[target - 1];
         if (here >= 2 || ((other->made >> (25 - target)) & 1))
@@ -579,15 +580,20 @@ static double make_rolls(const int *s, const Side *other)
         int blot = here == 1;
         int window = (int)((one >> (target + 1)) & 0x3F); /* bit d - 1: point target + d */
         rolls |= blot ? make_one[window] : make_two[window];
-        for (int a = 1; a <= 6; a++) {
-            int s1 = (int)((one >> (target + a)) & 1), s2 = (int)((one >> (target + 2 * a)) & 1);
-            int s3 = (int)((one >> (target + 3 * a)) & 1), s4 = (int)((one >> (target + 4 * a)) & 1);
-            int made = blot ? (s1 | s2 | s3 | s4)
-                            : (int)((two >> (target + a)) & 1) |
-                                  (int)((two >> (target + 2 * a)) & 1) | (s1 & (s2 | s3));
-            if (made)
-                rolls |= roll_bit(a, a);
-        }
+        if (blot)
+            blots |= UINT64_C(1) << target;
+        else
+            empty |= UINT64_C(1) << target;
+    }
+    /* Doubles, for every target at once: bit t of `one >> k * a` says whether point t + k * a
+     * has a chequer to move (a blot is covered by one chequer coming 1-4 steps of a; an empty
+     * point made by two chequers a or 2a away, or one a away with another 2a or 3a away). */
+    for (int a = 1; a <= 6; a++) {
+        uint64_t s1 = one >> a, s2 = one >> (2 * a), s3 = one >> (3 * a), s4 = one >> (4 * a);
+        uint64_t made = (blots & (s1 | s2 | s3 | s4)) |
+                        (empty & ((two >> a) | (two >> (2 * a)) | (s1 & (s2 | s3))));
+        if (made)
+            rolls |= roll_bit(a, a);
     }
     return (double)popcount64(rolls) / 36.0;
 }
@@ -1108,9 +1114,16 @@ static int formula_chances(RaceFormula *f, const Bearoff *b, const int *mover,
 struct EvalBase;
 typedef void (*ContactFn)(const struct EvalBase *self, const int *mover, const int *opponent,
                           const Side *me, const Side *other, double *p);
+/* The same for `n` boards at once, from their inputs ([n][N_INPUTS]) and outcome masks
+ * ([n][N_OUTCOMES]): `p` gets [n][N_HEADS]. A network reads its weights once for a few boards
+ * instead of once for each (they do not fit in the first cache level). */
+typedef void (*ContactManyFn)(const struct EvalBase *self, int n, const float *x,
+                              const unsigned char *allowed, double *p);
 typedef struct EvalBase {
     PyObject_HEAD
     ContactFn contact;
+    /* `contact` for many boards (evaluate_many), or NULL. */
+    ContactManyFn contact_many;
     /* The network (an Mlp) for races outside the bear-off database's zone, or NULL. */
     struct EvalBase *race_net;
     /* The network (an Mlp) for crashed positions, or NULL: they are contact positions. */
@@ -1242,13 +1255,12 @@ static int remembered_race(PyObject *race, RaceMemo *memo, const int *mover, con
  * function; a race outside the bear-off zone the race network, else the race formula; the
  * bear-off zone the database when the evaluator holds it and it holds the position; the rest
  * what race(mover, opponent) says, through `memo` when given. 0, or -1 with a Python error. */
-static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opponent,
-                             PyObject *race, RaceMemo *memo, double *p)
+static int evaluate_classified(const EvalBase *e, const int *mover, const int *opponent,
+                               const Side *me_, const Side *other_, int kind, PyObject *race,
+                               RaceMemo *memo, double *p)
 {
-    Side me, other;
-    side_info(mover, &me);
-    side_info(opponent, &other);
-    switch (side_class(mover, opponent, &me, &other)) {
+    Side me = *me_, other = *other_;
+    switch (kind) {
     case CLASS_OVER:
         terminal_chances(&me, &other, p);
         return 0;
@@ -1277,6 +1289,57 @@ static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opp
         break;
     }
     return remembered_race(race, memo, mover, opponent, p);
+}
+
+static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opponent,
+                             PyObject *race, RaceMemo *memo, double *p)
+{
+    Side me, other;
+    side_info(mover, &me);
+    side_info(opponent, &other);
+    return evaluate_classified(e, mover, opponent, &me, &other,
+                               side_class(mover, opponent, &me, &other), race, memo, p);
+}
+
+/* Boards `evaluate_many` gives `contact_many` at most at once (more are taken in turns; its
+ * buffers are on the stack, for a call-back may evaluate again meanwhile). */
+#define MANY_BOARDS 32
+
+/* `evaluate_by_class` of the boards the `n` results leave, the side to play next on roll
+ * (res->opponent first): p[k] the chances of result k's. The contact boards of an evaluator
+ * with `contact_many` go to it together, the same values as one by one. 0, or -1 with a
+ * Python error. */
+static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObject *race,
+                         RaceMemo *memo, double (*p)[N_HEADS])
+{
+    float x[MANY_BOARDS][N_INPUTS];
+    unsigned char allowed[MANY_BOARDS][N_OUTCOMES];
+    double got[MANY_BOARDS][N_HEADS];
+    int queued[MANY_BOARDS];
+    for (int start = 0; start < n; start += MANY_BOARDS) {
+        int end = n - start > MANY_BOARDS ? start + MANY_BOARDS : n, count = 0;
+        for (int k = start; k < end; k++) {
+            const int *mover = results[k].opponent, *opponent = results[k].mover;
+            Side me, other;
+            side_info(mover, &me);
+            side_info(opponent, &other);
+            int kind = side_class(mover, opponent, &me, &other);
+            int network = kind == CLASS_CONTACT || (kind == CLASS_CRASHED && e->crashed_net == NULL);
+            if (network && e->contact_many != NULL) {
+                encode_inputs(mover, opponent, &me, &other, x[count]);
+                outcome_mask(&me, &other, allowed[count]);
+                queued[count++] = k;
+            } else if (evaluate_classified(e, mover, opponent, &me, &other, kind, race, memo,
+                                           p[k]) < 0)
+                return -1;
+        }
+        if (count > 0) {
+            e->contact_many(e, count, &x[0][0], &allowed[0][0], &got[0][0]);
+            for (int q = 0; q < count; q++)
+                memcpy(p[queued[q]], got[q], sizeof got[q]);
+        }
+    }
+    return 0;
 }
 
 /* `evaluate_by_class` without a memo. */
@@ -1333,18 +1396,21 @@ static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const i
                     memcpy(best, p, sizeof p);
             }
             double best_eq = for_roller ? -1e9 : 1e9;
-            for (int k = 0; k < n; k++) {
-                const Result *r = &g->results[k];
-                if (evaluate_on_roll(e, r->opponent, r->mover, race, p) < 0)
+            for (int start = 0; start < n; start += MANY_BOARDS) {
+                int m = n - start < MANY_BOARDS ? n - start : MANY_BOARDS;
+                double chances[MANY_BOARDS][N_HEADS];
+                if (evaluate_many(e, m, g->results + start, race, NULL, chances) < 0)
                     return -1;
-                if (for_roller)
-                    flip(p, q);
-                else
-                    memcpy(q, p, sizeof p);
-                double eq = equity(q);
-                if (for_roller ? eq > best_eq : eq < best_eq) {
-                    memcpy(best, q, sizeof q);
-                    best_eq = eq;
+                for (int k = 0; k < m; k++) {
+                    if (for_roller)
+                        flip(chances[k], q);
+                    else
+                        memcpy(q, chances[k], sizeof q);
+                    double eq = equity(q);
+                    if (for_roller ? eq > best_eq : eq < best_eq) {
+                        memcpy(best, q, sizeof q);
+                        best_eq = eq;
+                    }
                 }
             }
             double weight = a == b ? 1.0 : 2.0;

@@ -1137,6 +1137,7 @@ typedef struct {
     Turn *memo;
     int memo_count;
     RaceMemo races; /* the call-back's answers */
+    TurnCache turn_boards;      /* the boards of the turn `rollout_turn` works on */
     double (*chances)[N_HEADS]; /* room for the chances of a roll's candidates ... */
     int room;                   /* ... of this many */
 } Rollout;
@@ -1179,7 +1180,7 @@ static int rollout_choice(Rollout *r, int side, int n)
     double top = -1e300, q[N_HEADS];
     int chosen = 0;
     if (rollout_room(r, n) < 0 ||
-        evaluate_many(r->e, n, r->g.results, r->race, &r->races, r->chances) < 0)
+        evaluate_many(r->e, n, r->g.results, r->race, &r->races, NULL, r->chances) < 0)
         return -1;
     for (int k = 0; k < n; k++) {
         flip(r->chances[k], q);
@@ -1202,6 +1203,7 @@ static int rollout_turn(Rollout *r, int side, const int *mover, const int *oppon
     const double *utility = r->utility[side];
     memcpy(t->mover, mover, sizeof t->mover);
     memcpy(t->opponent, opponent, sizeof t->opponent);
+    turn_cache_clear(&r->turn_boards);
     int index = 0;
     for (int a = 1; a <= 6; a++) {
         for (int b = a; b <= 6; b++, index++) {
@@ -1219,7 +1221,7 @@ static int rollout_turn(Rollout *r, int side, const int *mover, const int *oppon
             int chosen = 0;
             if (n > 0 && (rollout_room(r, n) < 0 ||
                           evaluate_many(r->e, n, r->g.results, r->race, &r->races,
-                                        r->chances) < 0))
+                                        &r->turn_boards, r->chances) < 0))
                 return -1;
             for (int k = 0; k < n; k++) {
                 flip(r->chances[k], q);
@@ -1408,7 +1410,9 @@ static PyObject *contact_rollout(PyObject *module, PyObject *args, PyObject *kwd
                                      &evaluator, &race, &mover_obj, &opponent_obj, &seed, &first,
                                      &count, &truncate, &vr, &dice, &utilities))
         return NULL;
-    Rollout r = {NULL, race, {0}, {NULL, NULL}, NULL, 0, {NULL, 0}, NULL, 0};
+    static Rollout zero; /* every field empty */
+    Rollout r = zero;
+    r.race = race;
     PyObject *result = NULL;
     double *outcomes = NULL, *lucks = NULL;
     int32_t *plies = NULL;

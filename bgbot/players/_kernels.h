@@ -1305,12 +1305,40 @@ static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opp
  * buffers are on the stack, for a call-back may evaluate again meanwhile). */
 #define MANY_BOARDS 32
 
+/* The chances of the boards one turn's plays leave, by the generator's key of a result (the
+ * roller's counts and the blots hit: one board, for one board the turn starts from). Different
+ * rolls often reach the same board (a tenth of a contact turn's 21 rolls' candidates). */
+#define TURN_SLOTS 1024 /* a power of two, over twice a turn's boards */
+typedef struct {
+    uint64_t lo[TURN_SLOTS], hi[TURN_SLOTS]; /* hi = UINT64_MAX: empty (a key's hi < 2^61) */
+    double p[TURN_SLOTS][N_HEADS];
+    int count;
+} TurnCache;
+
+/* Forget every board: call when the turn's board changes. */
+static void turn_cache_clear(TurnCache *c)
+{
+    memset(c->hi, 0xFF, sizeof c->hi);
+    c->count = 0;
+}
+
+/* The slot of result `r`'s key: its own, or the empty one where it goes. */
+static int turn_cache_slot(const TurnCache *c, const Result *r)
+{
+    uint64_t h = (r->lo ^ (r->hi * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xBF58476D1CE4E5B9);
+    int slot = (int)(h >> (64 - 10)) & (TURN_SLOTS - 1);
+    while (c->hi[slot] != UINT64_MAX && (c->lo[slot] != r->lo || c->hi[slot] != r->hi))
+        slot = (slot + 1) & (TURN_SLOTS - 1);
+    return slot;
+}
+
 /* `evaluate_by_class` of the boards the `n` results leave, the side to play next on roll
  * (res->opponent first): p[k] the chances of result k's. The contact boards of an evaluator
- * with `contact_many` go to it together, the same values as one by one. 0, or -1 with a
- * Python error. */
+ * with `contact_many` go to it together, the same values as one by one. With `cache` (the
+ * turn's, every result from the same board), a board it holds is not evaluated again, and the
+ * others are added while it has room. 0, or -1 with a Python error. */
 static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObject *race,
-                         RaceMemo *memo, double (*p)[N_HEADS])
+                         RaceMemo *memo, TurnCache *cache, double (*p)[N_HEADS])
 {
     float x[MANY_BOARDS][N_INPUTS];
     unsigned char allowed[MANY_BOARDS][N_OUTCOMES];
@@ -1319,6 +1347,13 @@ static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObje
     for (int start = 0; start < n; start += MANY_BOARDS) {
         int end = n - start > MANY_BOARDS ? start + MANY_BOARDS : n, count = 0;
         for (int k = start; k < end; k++) {
+            if (cache != NULL) {
+                int slot = turn_cache_slot(cache, &results[k]);
+                if (cache->hi[slot] != UINT64_MAX) {
+                    memcpy(p[k], cache->p[slot], sizeof cache->p[slot]);
+                    continue;
+                }
+            }
             const int *mover = results[k].opponent, *opponent = results[k].mover;
             Side me, other;
             side_info(mover, &me);
@@ -1337,6 +1372,15 @@ static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObje
             e->contact_many(e, count, &x[0][0], &allowed[0][0], &got[0][0]);
             for (int q = 0; q < count; q++)
                 memcpy(p[queued[q]], got[q], sizeof got[q]);
+        }
+        for (int k = start; cache != NULL && k < end && 2 * cache->count < TURN_SLOTS; k++) {
+            int slot = turn_cache_slot(cache, &results[k]);
+            if (cache->hi[slot] == UINT64_MAX) {
+                cache->lo[slot] = results[k].lo;
+                cache->hi[slot] = results[k].hi;
+                memcpy(cache->p[slot], p[k], sizeof cache->p[slot]);
+                cache->count++;
+            }
         }
     }
     return 0;
@@ -1377,8 +1421,8 @@ static void swap_sides(int *mover, int *opponent)
  * evaluated with `other` on roll. for_roller = 0 (`_one_ply_probs`): the roller minimises the
  * other's equity and the average is the other's chances; 1 (`roll_average`): he maximises his
  * own and the average is his. The first best play in `play_results` order is kept. */
-static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const int *other,
-                     PyObject *race, int for_roller, double *out)
+static int roll_loop_with(const EvalBase *e, Generator *g, const int *roller, const int *other,
+                          PyObject *race, int for_roller, TurnCache *cache, double *out)
 {
     double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
     double p[N_HEADS], q[N_HEADS], best[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
@@ -1399,7 +1443,7 @@ static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const i
             for (int start = 0; start < n; start += MANY_BOARDS) {
                 int m = n - start < MANY_BOARDS ? n - start : MANY_BOARDS;
                 double chances[MANY_BOARDS][N_HEADS];
-                if (evaluate_many(e, m, g->results + start, race, NULL, chances) < 0)
+                if (evaluate_many(e, m, g->results + start, race, NULL, cache, chances) < 0)
                     return -1;
                 for (int k = 0; k < m; k++) {
                     if (for_roller)
@@ -1421,6 +1465,18 @@ static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const i
     for (int h = 0; h < N_HEADS; h++)
         out[h] = total[h] / 36.0;
     return 0;
+}
+
+/* `roll_loop_with` a cache of the turn's boards (none if there is no memory for it). */
+static int roll_loop(const EvalBase *e, Generator *g, const int *roller, const int *other,
+                     PyObject *race, int for_roller, double *out)
+{
+    TurnCache *cache = PyMem_Malloc(sizeof(TurnCache)); /* NULL: evaluate every board */
+    if (cache != NULL)
+        turn_cache_clear(cache);
+    int status = roll_loop_with(e, g, roller, other, race, for_roller, cache, out);
+    PyMem_Free(cache);
+    return status;
 }
 
 /* Two generators, for a search that generates replies while it walks its own candidates;

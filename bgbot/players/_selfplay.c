@@ -81,7 +81,7 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
     for (int k = 0; k < n; k++) {
         if (k % MANY_BOARDS == 0) {
             int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-            if (evaluate_many(e, m, g->results + k, race, NULL, chances) < 0)
+            if (evaluate_many(e, m, g->results + k, race, NULL, NULL, chances) < 0)
                 return -1;
         }
         memcpy(p, chances[k % MANY_BOARDS], sizeof p);
@@ -153,7 +153,7 @@ static int searched_move(const EvalBase *e, Generator *g, Generator *inner, int 
     for (int k = 0; k < n; k++) { /* the best `limit` by the opponent's equity, lowest first */
         if (k % MANY_BOARDS == 0) {
             int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-            if (evaluate_many(e, m, g->results + k, race, NULL, chances) < 0)
+            if (evaluate_many(e, m, g->results + k, race, NULL, NULL, chances) < 0)
                 return -1;
         }
         memcpy(p, chances[k % MANY_BOARDS], sizeof p);

@@ -21,7 +21,7 @@ from setuptools import Extension, setup
 EXACT = ["-ffp-contract=off"]
 CORE = "bgbot/core"
 PLAYERS = "bgbot/players"
-KERNELS = [f"{CORE}/_movegen.h", f"{PLAYERS}/_kernels.h"]
+KERNELS = [f"{CORE}/_movegen.h", f"{PLAYERS}/_kernels.h", f"{PLAYERS}/_forward.h"]
 
 setup(
     ext_modules=[

@@ -809,3 +809,42 @@ def test_races_use_the_race_formula_unless_a_race_network_is_shipped() -> None:
     assert create_agent("heuristic:race=model").name == "heuristic:race=model"
     with pytest.raises(FormatError, match="no race network is shipped"):
         create_agent("heuristic:race=net")
+
+
+_EVALUATE_BOTH_PATHS = """
+import sys
+from bgbot.core.position import Position
+from bgbot.players import _contact
+from bgbot.players.heuristic import HeuristicPlayer
+player = HeuristicPlayer(plies=1)
+print(_contact.FORWARD)
+for position_id in sys.argv[1:]:
+    position = Position.from_position_id(position_id)
+    print(repr(tuple(player.evaluator.evaluate(position))),
+          repr(tuple(player.cube_probabilities(position))))
+"""
+
+
+@needs_extension
+def test_the_generic_forward_pass_gives_the_fast_ones_values_to_the_last_bit() -> None:
+    """The network's forward pass has a copy for AVX2 and a generic one, both with every
+    multiply-add fused: one board alone and a move's candidates three at a time (the 1-ply
+    average), the generic copy (BGBOT_FORWARD=generic, in a subprocess) gives the same bits."""
+    import os
+    import subprocess
+    import sys
+
+    if contact.FORWARD == "generic":
+        pytest.skip("this CPU runs the generic copy: there is no other to compare")
+    ids = [p.position_id() for p in SELF_PLAY[:40] if p.is_contact()]
+
+    def run(env: dict[str, str]) -> list[str]:
+        out = subprocess.run([sys.executable, "-c", _EVALUATE_BOTH_PATHS, *ids], env=env,
+                             capture_output=True, text=True, check=True, timeout=300)
+        return out.stdout.splitlines()
+
+    fast = run({k: v for k, v in os.environ.items() if k != "BGBOT_FORWARD"})
+    generic = run({**os.environ, "BGBOT_FORWARD": "generic"})
+    assert fast[0] == contact.FORWARD and generic[0] == "generic"
+    assert len(fast) == len(ids) + 1 >= 20
+    assert fast[1:] == generic[1:]

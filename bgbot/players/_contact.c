@@ -593,124 +593,95 @@ typedef struct {
  * so the results are the general loop's to the last bit (tests/test_network.py holds them so). */
 #define FAST_WIDTH 128
 
-/* Sixteen floats as one value (GCC's vector extension: a register of AVX-512, two of AVX2,
- * four of SSE), whose arithmetic is element by element. */
-#define LANES 16
-typedef float Lanes __attribute__((vector_size(LANES * sizeof(float))));
+/* Floats as one value (GCC's vector extension), whose arithmetic is element by element: one
+ * register of SSE or NEON, and of AVX2. */
+typedef float Floats4 __attribute__((vector_size(4 * sizeof(float))));
+typedef float Floats8 __attribute__((vector_size(8 * sizeof(float))));
 
-/* Boards the network evaluates at once at most (`mlp_forward_block`): their sums of a 128-wide
- * layer fill 24 of the 32 vector registers of AVX-512 while each row of weights is read once
- * for all of them, which is what bounds the speed of one board at a time. */
+/* Boards the network evaluates at once at most (`mlp_forward_block`): each row of weights is
+ * read once for all of them (rows come from the second-level cache: the weights do not fit in
+ * the first), which bounds the speed of one board at a time. */
 #define BLOCK 3
 
-/* Six outcome probabilities of the network for each of `boards` (1 .. BLOCK, a constant where
- * this is inlined) boards' inputs (x: [boards][N_INPUTS], allowed: [boards][N_OUTCOMES], out:
- * [boards][N_OUTCOMES]), the impossible outcomes (allowed[k] = 0) given no probability. Hidden
+/* `FORWARD(boards)` of _forward.h: six outcome probabilities of the network for each of
+ * `boards` (1 .. BLOCK, a constant where it is inlined) boards' inputs (x: [boards][N_INPUTS],
+ * allowed: [boards][N_OUTCOMES], out: [boards][N_OUTCOMES]), the impossible outcomes (allowed[k] = 0) given no probability. Hidden
  * units are ReLUs. Each layer skips the inputs that are zero on every board (most of the board
  * encoding is; about half of the ReLUs): a board whose input is zero where another's is not
  * adds 0 * weight, which leaves its sum as it is (but for the sign of a zero sum, which neither
  * the ReLU nor the softmax sees), so a board's values do not depend on the others. */
-static inline __attribute__((always_inline)) void
-forward_boards(const MlpObject *m, int boards, const float *x, const unsigned char *allowed,
-               double *out)
-{
-    float buffers[2][BLOCK][MAX_WIDTH];
-    const float *in[BLOCK];
-    for (int b = 0; b < boards; b++)
-        in[b] = x + (size_t)b * N_INPUTS;
-    float (*act)[MAX_WIDTH] = buffers[0];
-    for (int layer = 0; layer <= m->n_layers; layer++) {
-        int n_in = m->width[layer], n_out = m->width[layer + 1];
-        const float *w = m->weights[layer];
-        /* The live inputs, listed without a branch: which ReLUs are zero is not predictable,
-         * and a branch per input mispredicts often. A zero of either sign is dead (as
-         * `v == 0.0f`, without its NaN test). */
-        int live[MAX_WIDTH > N_INPUTS ? MAX_WIDTH : N_INPUTS], n_live = 0;
-        for (int i = 0; i < n_in; i++) {
-            uint32_t any = 0;
-            for (int b = 0; b < boards; b++) {
-                uint32_t bits;
-                memcpy(&bits, in[b] + i, sizeof bits);
-                any |= bits << 1;
-            }
-            live[n_live] = i;
-            n_live += any != 0;
-        }
-        if (n_out == FAST_WIDTH) {
-            /* The same sums as the general loop, held in vector registers across the inputs */
-            Lanes acc[BLOCK][FAST_WIDTH / LANES];
-            for (int b = 0; b < boards; b++)
-                memcpy(acc[b], m->bias[layer], sizeof acc[b]);
-            for (int k = 0; k < n_live; k++) {
-                int i = live[k];
-                Lanes v[BLOCK];
-                for (int b = 0; b < boards; b++)
-                    v[b] = in[b][i] + (Lanes){0};
-                const float *row = w + (size_t)i * FAST_WIDTH;
-                for (int q = 0; q < FAST_WIDTH / LANES; q++) {
-                    Lanes r;
-                    memcpy(&r, row + q * LANES, sizeof r);
-                    for (int b = 0; b < boards; b++)
-                        acc[b][q] += v[b] * r;
-                }
-            }
-            for (int b = 0; b < boards; b++)
-                memcpy(act[b], acc[b], sizeof acc[b]);
-        } else
-            for (int b = 0; b < boards; b++) {
-                float *restrict sums = act[b];
-                memcpy(sums, m->bias[layer], sizeof(float) * (size_t)n_out);
-                for (int k = 0; k < n_live; k++) {
-                    int i = live[k];
-                    float v = in[b][i];
-                    const float *restrict row = w + (size_t)i * (size_t)n_out;
-                    for (int j = 0; j < n_out; j++)
-                        sums[j] += v * row[j];
-                }
-            }
-        if (layer < m->n_layers)
-            for (int b = 0; b < boards; b++)
-                for (int j = 0; j < n_out; j++)
-                    act[b][j] = act[b][j] > 0.0f ? act[b][j] : 0.0f;
-        for (int b = 0; b < boards; b++)
-            in[b] = act[b];
-        act = act == buffers[0] ? buffers[1] : buffers[0];
-    }
-    for (int b = 0; b < boards; b++) { /* in[b] holds board b's six logits */
-        const float *logits = in[b];
-        const unsigned char *mask = allowed + (size_t)b * N_OUTCOMES;
-        double top = -1e300, total = 0.0, e[N_OUTCOMES];
-        for (int k = 0; k < N_OUTCOMES; k++)
-            if (mask[k] && logits[k] > top)
-                top = logits[k];
-        for (int k = 0; k < N_OUTCOMES; k++) {
-            e[k] = mask[k] ? exp((double)logits[k] - top) : 0.0;
-            total += e[k];
-        }
-        for (int k = 0; k < N_OUTCOMES; k++)
-            out[(size_t)b * N_OUTCOMES + k] = e[k] / total;
-    }
-}
+typedef void (*ForwardFn)(const MlpObject *m, const float *x, const unsigned char *allowed,
+                          double *out);
 
-/* `forward_boards` of one board, and of BLOCK boards. Each is built three times, for
- * AVX-512, AVX2 and any x86-64, the one the CPU runs chosen at load: the same operations
- * element by element (no FMA: neither target lets GCC fuse, and -ffp-contract=off forbids
- * it), sixteen or eight floats at a time instead of four, so the same results bit for bit. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONED
+/* Every multiply-add of the network is fused (one rounding, IEEE 754's fusedMultiplyAdd), in
+ * both copies of the forward pass: AVX2's FMA instructions where the CPU has them, else C's
+ * fmaf (exact in software where the hardware has no FMA, only slower). So the values are the
+ * same on every machine, bit for bit, with half the instructions of a multiply and an add. */
+#define FORWARD(name) forward_generic_##name
+#define FORWARD_TARGET
+#define VEC Floats4
+#define VEC_N 4
+#define COLUMNS 64
+#define PASS_BOARDS 1
+#define MAC(acc, v, r)                                                                         \
+    ({                                                                                         \
+        Floats4 sum_ = (acc), v_ = (v), r_ = (r);                                              \
+        for (int l_ = 0; l_ < 4; l_++)                                                         \
+            sum_[l_] = __builtin_fmaf(v_[l_], r_[l_], sum_[l_]);                               \
+        sum_;                                                                                  \
+    })
+#define MAC_ONE(acc, v, r) __builtin_fmaf(v, r, acc)
+#include "_forward.h"
+#undef FORWARD
+#undef FORWARD_TARGET
+#undef VEC
+#undef VEC_N
+#undef COLUMNS
+#undef PASS_BOARDS
+#undef MAC_ONE
+#undef MAC
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define FAST_FORWARDS 1
+#include <immintrin.h>
+#define FORWARD(name) forward_avx2_##name
+#define FORWARD_TARGET __attribute__((target("avx2,fma")))
+#define VEC Floats8
+#define VEC_N 8
+#define COLUMNS 32 /* 3 boards x 4 registers of 8 floats, 3 broadcasts, a row: AVX2's 16 */
+#define PASS_BOARDS BLOCK
+#define MAC(acc, v, r) ((Floats8)_mm256_fmadd_ps((__m256)(v), (__m256)(r), (__m256)(acc)))
+#define MAC_ONE(acc, v, r) __builtin_fmaf(v, r, acc)
+#include "_forward.h"
+#undef FORWARD
+#undef FORWARD_TARGET
+#undef VEC
+#undef VEC_N
+#undef COLUMNS
+#undef PASS_BOARDS
+#undef MAC_ONE
+#undef MAC
 #endif
-CLONED static void mlp_forward(const MlpObject *m, const float *x, const unsigned char *allowed,
-                               double *out)
-{
-    forward_boards(m, 1, x, allowed, out);
-}
 
-CLONED static void mlp_forward_block(const MlpObject *m, const float *x,
-                                     const unsigned char *allowed, double *out)
+/* The copy the CPU runs (`choose_forward`, at import). */
+static ForwardFn mlp_forward = forward_generic_one, mlp_forward_block = forward_generic_block;
+static const char *forward_name = "generic";
+
+/* AVX2 with FMA where the CPU has it (an AVX-512 copy, 16 floats a register, measured slower:
+ * 87 against 95 contact rollout trials a second); the environment variable BGBOT_FORWARD=generic
+ * asks for the other, so the tests can hold the two equal. */
+static void choose_forward(void)
 {
-    forward_boards(m, BLOCK, x, allowed, out);
+#ifdef FAST_FORWARDS
+    const char *asked = getenv("BGBOT_FORWARD");
+    __builtin_cpu_init();
+    if ((asked == NULL || strcmp(asked, "generic") != 0) && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
+        mlp_forward = forward_avx2_one;
+        mlp_forward_block = forward_avx2_block;
+        forward_name = "avx2";
+    }
+#endif
 }
 
 /* The five chances (gnubg's order) from the six outcome probabilities. */
@@ -1643,6 +1614,7 @@ static struct PyModuleDef contact_module = {
 PyMODINIT_FUNC PyInit__contact(void)
 {
     build_tables();
+    choose_forward();
     if (PyType_Ready(&NetType) < 0 || PyType_Ready(&MlpType) < 0)
         return NULL;
     net_type = &NetType;
@@ -1666,7 +1638,8 @@ PyMODINIT_FUNC PyInit__contact(void)
         PyModule_AddIntConstant(module, "N_HEADS", N_HEADS) < 0 ||
         PyModule_AddIntConstant(module, "N_INPUTS", N_INPUTS) < 0 ||
         PyModule_AddIntConstant(module, "N_OUTCOMES", N_OUTCOMES) < 0 ||
-        PyModule_AddIntConstant(module, "KERNELS_VERSION", KERNELS_VERSION) < 0) {
+        PyModule_AddIntConstant(module, "KERNELS_VERSION", KERNELS_VERSION) < 0 ||
+        PyModule_AddStringConstant(module, "FORWARD", forward_name) < 0) {
         Py_DECREF(module);
         return NULL;
     }

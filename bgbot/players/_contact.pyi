@@ -18,6 +18,9 @@ N_OUTCOMES: int
 """Number of network outputs (len(network.OUTCOMES))."""
 KERNELS_VERSION: int
 """The version of the kernels (_kernels.h) this module was built from (_selfplay checks it)."""
+FORWARD: str
+"""The copy of the network's forward pass this CPU runs: avx2 or generic (every multiply-add
+fused, so both give the same values; BGBOT_FORWARD=generic asks for the slower one)."""
 
 def features(mover: Sequence[int], opponent: Sequence[int], /) -> list[float]:
     """`features.feature_vector(mover, opponent)`: ``mover`` is on roll."""

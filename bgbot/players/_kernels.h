@@ -26,7 +26,7 @@
 #ifndef BGBOT_KERNELS_H
 #define BGBOT_KERNELS_H
 
-#define KERNELS_VERSION 4
+#define KERNELS_VERSION 5
 
 #include <math.h>
 #include <stdint.h>

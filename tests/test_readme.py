@@ -90,7 +90,7 @@ INLINE_RUN = {
     "python3 bench/protocol.py --agent heuristic:plies=2 --window 4 --skip-rss --skip-tcp":
         "python3 bench/protocol.py --agent heuristic:plies=2 --window 4 --skip-rss --skip-tcp "
         "--requests 8 --workers 1",
-    "python3 bench/selfplay.py": "python3 bench/selfplay.py --games 2 --mode compiled",
+    "python3 bench/selfplay.py --mode compiled": "python3 bench/selfplay.py --games 2 --mode compiled",
     "python3 bench/movegen.py": "python3 bench/movegen.py --rounds 1",
     "python3 bench/fuzz.py --inputs 1000000": "python3 bench/fuzz.py --inputs 20 --targets "
                                               "'position id'",

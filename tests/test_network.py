@@ -848,3 +848,21 @@ def test_the_generic_forward_pass_gives_the_fast_ones_values_to_the_last_bit() -
     assert fast[0] == contact.FORWARD and generic[0] == "generic"
     assert len(fast) == len(ids) + 1 >= 20
     assert fast[1:] == generic[1:]
+
+
+@needs_extension
+def test_a_turn_with_more_boards_than_the_turn_cache_holds_averages_as_python() -> None:
+    """The kernels evaluate a board that two rolls of a turn both reach once (a cache of 1,024
+    slots, filled to half); a turn of 15 scattered chequers reaches 6,243 boards: past the
+    cache's room, the network's roll average is still the Python loop's to the last bit."""
+    from bgbot.players.heuristic import _roll_average_python
+
+    scattered = board({point: 1 for point in range(7, 22)}, {20: 3, 21: 3, 22: 3, 23: 3, 24: 3})
+    boards = {after for a in range(1, 7) for b in range(a, 7)
+              for _, after in scattered.play_results((a, b))}
+    assert scattered.is_contact() and len(boards) > 6000
+    evaluator = HeuristicEvaluator()
+    for position in (scattered, scattered.swapped(), *SELF_PLAY[:60:6]):
+        kernel = evaluator.roll_average(position)
+        assert kernel is not None
+        assert tuple(kernel) == tuple(_roll_average_python(evaluator, position, 0, None))

@@ -631,15 +631,7 @@ typedef void (*ForwardFn)(const MlpObject *m, const float *x, const unsigned cha
         sum_;                                                                                  \
     })
 #define MAC_ONE(acc, v, r) __builtin_fmaf(v, r, acc)
-#include "_forward.h"
-#undef FORWARD
-#undef FORWARD_TARGET
-#undef VEC
-#undef VEC_N
-#undef COLUMNS
-#undef PASS_BOARDS
-#undef MAC_ONE
-#undef MAC
+#include "_forward.h" /* which undefines these */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define FAST_FORWARDS 1
@@ -652,15 +644,7 @@ typedef void (*ForwardFn)(const MlpObject *m, const float *x, const unsigned cha
 #define PASS_BOARDS BLOCK
 #define MAC(acc, v, r) ((Floats8)_mm256_fmadd_ps((__m256)(v), (__m256)(r), (__m256)(acc)))
 #define MAC_ONE(acc, v, r) __builtin_fmaf(v, r, acc)
-#include "_forward.h"
-#undef FORWARD
-#undef FORWARD_TARGET
-#undef VEC
-#undef VEC_N
-#undef COLUMNS
-#undef PASS_BOARDS
-#undef MAC_ONE
-#undef MAC
+#include "_forward.h" /* which undefines these */
 #endif
 
 /* The copy the CPU runs (`choose_forward`, at import). */

@@ -4,7 +4,7 @@
  * register), MAC(acc, v, r) / MAC_ONE(acc, v, r) giving acc + v * r of VECs / floats with one
  * rounding (a fused multiply-add, so every copy computes the same values bit for bit), and the
  * work a pass keeps in registers: COLUMNS of a 128-wide layer's outputs (a multiple of VEC_N
- * dividing 128) for PASS_BOARDS boards (dividing BLOCK) at once). */
+ * dividing 128) for PASS_BOARDS boards (dividing BLOCK) at once). It undefines them at its end. */
 
 static inline __attribute__((always_inline)) FORWARD_TARGET void
 FORWARD(boards)(const MlpObject *m, int boards, const float *x, const unsigned char *allowed,
@@ -105,3 +105,12 @@ static FORWARD_TARGET void FORWARD(block)(const MlpObject *m, const float *x,
         FORWARD(boards)(m, PASS_BOARDS, x + (size_t)b * N_INPUTS, allowed + (size_t)b * N_OUTCOMES,
                         out + (size_t)b * N_OUTCOMES);
 }
+
+#undef FORWARD
+#undef FORWARD_TARGET
+#undef VEC
+#undef VEC_N
+#undef COLUMNS
+#undef PASS_BOARDS
+#undef MAC
+#undef MAC_ONE

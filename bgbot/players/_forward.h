@@ -4,7 +4,8 @@
  * register), MAC(acc, v, r) / MAC_ONE(acc, v, r) giving acc + v * r of VECs / floats with one
  * rounding (a fused multiply-add, so every copy computes the same values bit for bit), and the
  * work a pass keeps in registers: COLUMNS of a 128-wide layer's outputs (a multiple of VEC_N
- * dividing 128) for PASS_BOARDS boards (dividing BLOCK) at once). It undefines them at its end. */
+ * dividing 128) for PASS_BOARDS boards (dividing BLOCK) at once). It undefines them at its
+ * end. */
 
 static inline __attribute__((always_inline)) FORWARD_TARGET void
 FORWARD(boards)(const MlpObject *m, int boards, const float *x, const unsigned char *allowed,

@@ -606,10 +606,11 @@ typedef float Floats8 __attribute__((vector_size(8 * sizeof(float))));
 /* `FORWARD(boards)` of _forward.h: six outcome probabilities of the network for each of
  * `boards` (1 .. BLOCK, a constant where it is inlined) boards' inputs (x: [boards][N_INPUTS],
  * allowed: [boards][N_OUTCOMES], out: [boards][N_OUTCOMES]), the impossible outcomes
- * (allowed[k] = 0) given no probability. Hidden units are ReLUs. Each layer skips the inputs that are zero on every board (most of the board
- * encoding is; about half of the ReLUs): a board whose input is zero where another's is not
- * adds 0 * weight, which leaves its sum as it is (but for the sign of a zero sum, which neither
- * the ReLU nor the softmax sees), so a board's values do not depend on the others. */
+ * (allowed[k] = 0) given no probability. Hidden units are ReLUs. Each layer skips the inputs
+ * that are zero on every board (most of the board encoding is; about half of the ReLUs): a
+ * board whose input is zero where another's is not adds 0 * weight, which leaves its sum as it
+ * is (but for the sign of a zero sum, which neither the ReLU nor the softmax sees), so a
+ * board's values do not depend on the others. */
 typedef void (*ForwardFn)(const MlpObject *m, const float *x, const unsigned char *allowed,
                           double *out);
 

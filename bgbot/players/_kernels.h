@@ -1359,7 +1359,8 @@ static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObje
             side_info(mover, &me);
             side_info(opponent, &other);
             int kind = side_class(mover, opponent, &me, &other);
-            int network = kind == CLASS_CONTACT || (kind == CLASS_CRASHED && e->crashed_net == NULL);
+            int network = kind == CLASS_CONTACT ||
+                          (kind == CLASS_CRASHED && e->crashed_net == NULL);
             if (network && e->contact_many != NULL) {
                 encode_inputs(mover, opponent, &me, &other, x[count]);
                 outcome_mask(&me, &other, allowed[count]);

@@ -15,6 +15,7 @@ in the same run). Cubeless money equities, so the figures are not the match anal
     python bench/chequer_judge.py build --games 100 --seed 99 --out judged.json
     python bench/chequer_judge.py score judged.json heuristic:plies=1 \
         heuristic:plies=1,weights=training/RUN/average.bgw gnubg:plies=0
+    python bench/chequer_judge.py score judged.json heuristic gnubg:plies=0 --by-plan
 """
 
 from __future__ import annotations
@@ -134,9 +135,11 @@ def score(args: argparse.Namespace) -> None:
           "error in milli-points per decision")
     print(f"{'agent':58} {'error':>14} {'contact':>8} {'race':>6} {'vs first':>15}")
     first: list[float] | None = None
+    by_agent: dict[str, list[float]] = {}
     for spec in args.agents:
         rows = _chosen_errors(spec, decisions)
         errors = [e for e, _ in rows]
+        by_agent[spec] = errors
         mean, ci = mean_ci(errors)
         contact = [e for e, c in rows if c]
         race = [e for e, c in rows if not c]
@@ -149,6 +152,27 @@ def score(args: argparse.Namespace) -> None:
         print(f"{spec:58} {1000 * mean:6.2f} ± {1000 * ci:4.2f} "
               f"{1000 * sum(contact) / max(1, len(contact)):8.2f} "
               f"{1000 * sum(race) / max(1, len(race)):6.2f} {paired:>15}", flush=True)
+    if args.by_plan:
+        _print_by_plan(decisions, by_agent)
+
+
+def _print_by_plan(decisions: list[dict[str, Any]], by_agent: dict[str, list[float]]) -> None:
+    """Each agent's error by the game plan of the position (`position_class.game_plan`): the
+    mean over the plan's decisions and, in brackets, its share of the mean over all of them
+    (the shares add up to the agent's error), so where an agent loses to another shows."""
+    from bgbot.core.position import Position
+    from bgbot.players.position_class import game_plan
+
+    plans = [game_plan(Position.from_position_id(row["board"])) for row in decisions]
+    print("\nby game plan: mean error (its share of the total), milli-points per decision")
+    print(f"{'plan':20} {'decisions':>9} " + " ".join(f"{spec[:24]:>24}" for spec in by_agent))
+    for plan in sorted(set(plans), key=lambda p: -plans.count(p)):
+        n = plans.count(plan)
+        cells = []
+        for errors in by_agent.values():
+            total = sum(e for e, p in zip(errors, plans) if p == plan)
+            cells.append(f"{1000 * total / n:.2f} ({1000 * total / len(plans):.2f})")
+        print(f"{plan:20} {n:9d} " + " ".join(f"{c:>24}" for c in cells), flush=True)
 
 
 def main() -> None:
@@ -165,6 +189,9 @@ def main() -> None:
     s = sub.add_parser("score", help="each agent's error on a built set")
     s.add_argument("set", type=Path)
     s.add_argument("agents", nargs="+", help="agent specs; the first is the paired baseline")
+    s.add_argument("--by-plan", action="store_true",
+                   help="also each agent's error by the position's game plan (middle game "
+                        "with blots, blitz, race, ...): where the errors are")
     args = parser.parse_args()
     build(args) if args.command == "build" else score(args)
 

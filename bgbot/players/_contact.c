@@ -938,7 +938,7 @@ static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t 
     double total[N_HEADS] = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (int a = 1; a <= 6 && status == 0; a++) {
         for (int b = a; b <= 6 && status == 0; b++) {
-            double best[N_HEADS], p[N_HEADS], q[N_HEADS];
+            double best[N_HEADS], q[N_HEADS];
             int n = generate(&g, opponent, mover, a, b);
             if (n < 0) {
                 status = -1;
@@ -957,14 +957,20 @@ static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t 
                     break;
                 }
                 replies = grown;
+                double chances[MANY_BOARDS][N_HEADS];
                 for (int k = 0; k < n && status == 0; k++) {
                     const Result *r = &g.results[k];
+                    if (k % MANY_BOARDS == 0) {
+                        int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
+                        if (evaluate_many(e, m, g.results + k, args[2], NULL, NULL, chances) < 0) {
+                            status = -1;
+                            break;
+                        }
+                    }
                     memcpy(replies[k].mover, r->mover, sizeof r->mover);
                     memcpy(replies[k].opponent, r->opponent, sizeof r->opponent);
                     /* we are on roll after the reply: the replier's equity is minus ours */
-                    if (evaluate_on_roll(e, r->opponent, r->mover, args[2], p) < 0)
-                        status = -1;
-                    replies[k].equity = -equity(p);
+                    replies[k].equity = -equity(chances[k % MANY_BOARDS]);
                 }
                 if (status < 0)
                     break;
@@ -1028,15 +1034,20 @@ static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     int n = generate(&g, mover, opponent, d1, d2);
     PyObject *list = n >= 0 ? PyList_New(n) : NULL;
+    double chances[MANY_BOARDS][N_HEADS];
     for (int k = 0; list != NULL && k < n; k++) {
         const Result *r = &g.results[k];
-        double p[N_HEADS], q[N_HEADS];
+        double q[N_HEADS];
         PyObject *item = NULL;
-        if (evaluate_on_roll(e, r->opponent, r->mover, args[4], p) == 0) {
-            flip(p, q);
-            item = Py_BuildValue("(NNNN)", steps_tuple(r), side_tuple(r->mover),
-                                 side_tuple(r->opponent), tuple5(q));
+        int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
+        if (k % MANY_BOARDS == 0 &&
+            evaluate_many(e, m, g.results + k, args[4], NULL, NULL, chances) < 0) {
+            Py_CLEAR(list);
+            break;
         }
+        flip(chances[k % MANY_BOARDS], q);
+        item = Py_BuildValue("(NNNN)", steps_tuple(r), side_tuple(r->mover),
+                             side_tuple(r->opponent), tuple5(q));
         if (item == NULL)
             Py_CLEAR(list);
         else

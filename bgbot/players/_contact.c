@@ -957,20 +957,19 @@ static PyObject *eval_two_ply(PyObject *self, PyObject *const *args, Py_ssize_t 
                     break;
                 }
                 replies = grown;
-                double chances[MANY_BOARDS][N_HEADS];
+                double chunk[MANY_BOARDS][N_HEADS];
                 for (int k = 0; k < n && status == 0; k++) {
                     const Result *r = &g.results[k];
-                    if (k % MANY_BOARDS == 0) {
-                        int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-                        if (evaluate_many(e, m, g.results + k, args[2], NULL, NULL, chances) < 0) {
-                            status = -1;
-                            break;
-                        }
+                    const double *c = chances_in_order(e, n, g.results, k, args[2], NULL, NULL,
+                                                       chunk);
+                    if (c == NULL) {
+                        status = -1;
+                        break;
                     }
                     memcpy(replies[k].mover, r->mover, sizeof r->mover);
                     memcpy(replies[k].opponent, r->opponent, sizeof r->opponent);
                     /* we are on roll after the reply: the replier's equity is minus ours */
-                    replies[k].equity = -equity(chances[k % MANY_BOARDS]);
+                    replies[k].equity = -equity(c);
                 }
                 if (status < 0)
                     break;
@@ -1034,19 +1033,17 @@ static PyObject *eval_plays(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     int n = generate(&g, mover, opponent, d1, d2);
     PyObject *list = n >= 0 ? PyList_New(n) : NULL;
-    double chances[MANY_BOARDS][N_HEADS];
+    double chunk[MANY_BOARDS][N_HEADS];
     for (int k = 0; list != NULL && k < n; k++) {
         const Result *r = &g.results[k];
         double q[N_HEADS];
-        PyObject *item = NULL;
-        int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-        if (k % MANY_BOARDS == 0 &&
-            evaluate_many(e, m, g.results + k, args[4], NULL, NULL, chances) < 0) {
+        const double *c = chances_in_order(e, n, g.results, k, args[4], NULL, NULL, chunk);
+        if (c == NULL) {
             Py_CLEAR(list);
             break;
         }
-        flip(chances[k % MANY_BOARDS], q);
-        item = Py_BuildValue("(NNNN)", steps_tuple(r), side_tuple(r->mover),
+        flip(c, q);
+        PyObject *item = Py_BuildValue("(NNNN)", steps_tuple(r), side_tuple(r->mover),
                              side_tuple(r->opponent), tuple5(q));
         if (item == NULL)
             Py_CLEAR(list);
@@ -1104,26 +1101,8 @@ typedef struct {
     Turn *memo;
     int memo_count;
     RaceMemo races; /* the call-back's answers */
-    TurnCache turn_boards;      /* the boards of the turn `rollout_turn` works on */
-    double (*chances)[N_HEADS]; /* room for the chances of a roll's candidates ... */
-    int room;                   /* ... of this many */
+    TurnCache turn_boards; /* the boards of the turn `rollout_turn` works on */
 } Rollout;
-
-/* `r->chances` with room for `n` candidates; -1 with a Python error. */
-static int rollout_room(Rollout *r, int n)
-{
-    if (n <= r->room)
-        return 0;
-    int room = n > 2 * r->room ? n : 2 * r->room;
-    double (*grown)[N_HEADS] = PyMem_Realloc(r->chances, sizeof(double) * N_HEADS * (size_t)room);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    r->chances = grown;
-    r->room = room;
-    return 0;
-}
 
 /* `evaluate_on_roll`, with the races the call-back answers remembered. */
 static int rollout_evaluate(Rollout *r, const int *mover, const int *opponent, double *p)
@@ -1144,13 +1123,14 @@ static double rollout_utility(const double *c, const double *q)
  * the best by his utility of his chances after it, the last of equal bests; -1 on error. */
 static int rollout_choice(Rollout *r, int side, int n)
 {
-    double top = -1e300, q[N_HEADS];
+    double top = -1e300, q[N_HEADS], chunk[MANY_BOARDS][N_HEADS];
     int chosen = 0;
-    if (rollout_room(r, n) < 0 ||
-        evaluate_many(r->e, n, r->g.results, r->race, &r->races, NULL, r->chances) < 0)
-        return -1;
     for (int k = 0; k < n; k++) {
-        flip(r->chances[k], q);
+        const double *c = chances_in_order(r->e, n, r->g.results, k, r->race, &r->races, NULL,
+                                           chunk);
+        if (c == NULL)
+            return -1;
+        flip(c, q);
         double v = rollout_utility(r->utility[side], q);
         if (v >= top) {
             top = v;
@@ -1184,14 +1164,14 @@ static int rollout_turn(Rollout *r, int side, const int *mover, const int *oppon
                 memcpy(t->after[index][0], mover, sizeof(int) * N_LOCATIONS);
                 memcpy(t->after[index][1], opponent, sizeof(int) * N_LOCATIONS);
             }
-            double best_eq = -1e9, top = -1e300;
+            double best_eq = -1e9, top = -1e300, chunk[MANY_BOARDS][N_HEADS];
             int chosen = 0;
-            if (n > 0 && (rollout_room(r, n) < 0 ||
-                          evaluate_many(r->e, n, r->g.results, r->race, &r->races,
-                                        &r->turn_boards, r->chances) < 0))
-                return -1;
             for (int k = 0; k < n; k++) {
-                flip(r->chances[k], q);
+                const double *c = chances_in_order(r->e, n, r->g.results, k, r->race,
+                                                   &r->races, &r->turn_boards, chunk);
+                if (c == NULL)
+                    return -1;
+                flip(c, q);
                 double eq = equity(q);
                 if (eq > best_eq) {
                     memcpy(best, q, sizeof q);
@@ -1452,7 +1432,6 @@ done:
     PyMem_Free(plies);
     PyMem_Free(scratch);
     PyMem_Free(r.memo);
-    PyMem_Free(r.chances);
     PyMem_Free(r.races.entries);
     return result;
 }

@@ -1301,7 +1301,7 @@ static int evaluate_by_class(const EvalBase *e, const int *mover, const int *opp
                                side_class(mover, opponent, &me, &other), race, memo, p);
 }
 
-/* Boards `evaluate_many` gives `contact_many` at most at once (more are taken in turns; its
+/* Boards `evaluate_many` takes at most (`chances_in_order` walks longer lists in pieces; its
  * buffers are on the stack, for a call-back may evaluate again meanwhile). */
 #define MANY_BOARDS 32
 
@@ -1332,59 +1332,70 @@ static int turn_cache_slot(const TurnCache *c, const Result *r)
     return slot;
 }
 
-/* `evaluate_by_class` of the boards the `n` results leave, the side to play next on roll
- * (res->opponent first): p[k] the chances of result k's. The contact boards of an evaluator
- * with `contact_many` go to it together, the same values as one by one. With `cache` (the
- * turn's, every result from the same board), a board it holds is not evaluated again, and the
- * others are added while it has room. 0, or -1 with a Python error. */
+/* `evaluate_by_class` of the boards the `n` (at most MANY_BOARDS) results leave, the side to
+ * play next on roll (res->opponent first): p[k] the chances of result k's. The contact boards
+ * of an evaluator with `contact_many` go to it together, the same values as one by one. With
+ * `cache` (the turn's, every result from the same board), a board it holds is not evaluated
+ * again, and the others are added while it has room. 0, or -1 with a Python error. */
 static int evaluate_many(const EvalBase *e, int n, const Result *results, PyObject *race,
                          RaceMemo *memo, TurnCache *cache, double (*p)[N_HEADS])
 {
     float x[MANY_BOARDS][N_INPUTS];
     unsigned char allowed[MANY_BOARDS][N_OUTCOMES];
     double got[MANY_BOARDS][N_HEADS];
-    int queued[MANY_BOARDS];
-    for (int start = 0; start < n; start += MANY_BOARDS) {
-        int end = n - start > MANY_BOARDS ? start + MANY_BOARDS : n, count = 0;
-        for (int k = start; k < end; k++) {
-            if (cache != NULL) {
-                int slot = turn_cache_slot(cache, &results[k]);
-                if (cache->hi[slot] != UINT64_MAX) {
-                    memcpy(p[k], cache->p[slot], sizeof cache->p[slot]);
-                    continue;
-                }
-            }
-            const int *mover = results[k].opponent, *opponent = results[k].mover;
-            Side me, other;
-            side_info(mover, &me);
-            side_info(opponent, &other);
-            int kind = side_class(mover, opponent, &me, &other);
-            int network = kind == CLASS_CONTACT ||
-                          (kind == CLASS_CRASHED && e->crashed_net == NULL);
-            if (network && e->contact_many != NULL) {
-                encode_inputs(mover, opponent, &me, &other, x[count]);
-                outcome_mask(&me, &other, allowed[count]);
-                queued[count++] = k;
-            } else if (evaluate_classified(e, mover, opponent, &me, &other, kind, race, memo,
-                                           p[k]) < 0)
-                return -1;
-        }
-        if (count > 0) {
-            e->contact_many(e, count, &x[0][0], &allowed[0][0], &got[0][0]);
-            for (int q = 0; q < count; q++)
-                memcpy(p[queued[q]], got[q], sizeof got[q]);
-        }
-        for (int k = start; cache != NULL && k < end && 2 * cache->count < TURN_SLOTS; k++) {
+    int queued[MANY_BOARDS], count = 0;
+    for (int k = 0; k < n; k++) {
+        if (cache != NULL) {
             int slot = turn_cache_slot(cache, &results[k]);
-            if (cache->hi[slot] == UINT64_MAX) {
-                cache->lo[slot] = results[k].lo;
-                cache->hi[slot] = results[k].hi;
-                memcpy(cache->p[slot], p[k], sizeof cache->p[slot]);
-                cache->count++;
+            if (cache->hi[slot] != UINT64_MAX) {
+                memcpy(p[k], cache->p[slot], sizeof cache->p[slot]);
+                continue;
             }
+        }
+        const int *mover = results[k].opponent, *opponent = results[k].mover;
+        Side me, other;
+        side_info(mover, &me);
+        side_info(opponent, &other);
+        int kind = side_class(mover, opponent, &me, &other);
+        int network = kind == CLASS_CONTACT || (kind == CLASS_CRASHED && e->crashed_net == NULL);
+        if (network && e->contact_many != NULL) {
+            encode_inputs(mover, opponent, &me, &other, x[count]);
+            outcome_mask(&me, &other, allowed[count]);
+            queued[count++] = k;
+        } else if (evaluate_classified(e, mover, opponent, &me, &other, kind, race, memo, p[k]) <
+                   0)
+            return -1;
+    }
+    if (count > 0) {
+        e->contact_many(e, count, &x[0][0], &allowed[0][0], &got[0][0]);
+        for (int q = 0; q < count; q++)
+            memcpy(p[queued[q]], got[q], sizeof got[q]);
+    }
+    for (int k = 0; cache != NULL && k < n && 2 * cache->count < TURN_SLOTS; k++) {
+        int slot = turn_cache_slot(cache, &results[k]);
+        if (cache->hi[slot] == UINT64_MAX) {
+            cache->lo[slot] = results[k].lo;
+            cache->hi[slot] = results[k].hi;
+            memcpy(cache->p[slot], p[k], sizeof cache->p[slot]);
+            cache->count++;
         }
     }
     return 0;
+}
+
+/* The chances of result k of `n` (`evaluate_many`'s), for a loop that walks the results in
+ * order: at every MANY_BOARDS-th it evaluates the next MANY_BOARDS of them into `chunk`. NULL
+ * with a Python error. */
+static const double *chances_in_order(const EvalBase *e, int n, const Result *results, int k,
+                                      PyObject *race, RaceMemo *memo, TurnCache *cache,
+                                      double (*chunk)[N_HEADS])
+{
+    if (k % MANY_BOARDS == 0) {
+        int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
+        if (evaluate_many(e, m, results + k, race, memo, cache, chunk) < 0)
+            return NULL;
+    }
+    return chunk[k % MANY_BOARDS];
 }
 
 /* `evaluate_by_class` without a memo. */
@@ -1441,21 +1452,19 @@ static int roll_loop_with(const EvalBase *e, Generator *g, const int *roller, co
                     memcpy(best, p, sizeof p);
             }
             double best_eq = for_roller ? -1e9 : 1e9;
-            for (int start = 0; start < n; start += MANY_BOARDS) {
-                int m = n - start < MANY_BOARDS ? n - start : MANY_BOARDS;
-                double chances[MANY_BOARDS][N_HEADS];
-                if (evaluate_many(e, m, g->results + start, race, NULL, cache, chances) < 0)
+            double chunk[MANY_BOARDS][N_HEADS];
+            for (int k = 0; k < n; k++) {
+                const double *c = chances_in_order(e, n, g->results, k, race, NULL, cache, chunk);
+                if (c == NULL)
                     return -1;
-                for (int k = 0; k < m; k++) {
-                    if (for_roller)
-                        flip(chances[k], q);
-                    else
-                        memcpy(q, chances[k], sizeof q);
-                    double eq = equity(q);
-                    if (for_roller ? eq > best_eq : eq < best_eq) {
-                        memcpy(best, q, sizeof q);
-                        best_eq = eq;
-                    }
+                if (for_roller)
+                    flip(c, q);
+                else
+                    memcpy(q, c, sizeof q);
+                double eq = equity(q);
+                if (for_roller ? eq > best_eq : eq < best_eq) {
+                    memcpy(best, q, sizeof q);
+                    best_eq = eq;
                 }
             }
             double weight = a == b ? 1.0 : 2.0;

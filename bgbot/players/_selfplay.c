@@ -77,14 +77,12 @@ static int greedy_move(const EvalBase *e, Generator *g, int *mover, int *opponen
     double best_eq = 1e300, top_eq[MAX_KEEP + 1], p[N_HEADS];
     if (keep > MAX_KEEP)
         keep = MAX_KEEP;
-    double chances[MANY_BOARDS][N_HEADS];
+    double chunk[MANY_BOARDS][N_HEADS];
     for (int k = 0; k < n; k++) {
-        if (k % MANY_BOARDS == 0) {
-            int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-            if (evaluate_many(e, m, g->results + k, race, NULL, NULL, chances) < 0)
-                return -1;
-        }
-        memcpy(p, chances[k % MANY_BOARDS], sizeof p);
+        const double *c = chances_in_order(e, n, g->results, k, race, NULL, NULL, chunk);
+        if (c == NULL)
+            return -1;
+        memcpy(p, c, sizeof p);
         double eq = equity(p); /* the opponent's: the roller minimises it */
         if (noise > 0.0)
             eq += exploration_noise(noise, rng);
@@ -149,14 +147,12 @@ static int searched_move(const EvalBase *e, Generator *g, Generator *inner, int 
     double top_eq[MAX_KEEP], top_p[MAX_KEEP][N_HEADS], p[N_HEADS];
     if (limit > MAX_KEEP)
         limit = MAX_KEEP;
-    double chances[MANY_BOARDS][N_HEADS];
+    double chunk[MANY_BOARDS][N_HEADS];
     for (int k = 0; k < n; k++) { /* the best `limit` by the opponent's equity, lowest first */
-        if (k % MANY_BOARDS == 0) {
-            int m = n - k < MANY_BOARDS ? n - k : MANY_BOARDS;
-            if (evaluate_many(e, m, g->results + k, race, NULL, NULL, chances) < 0)
-                return -1;
-        }
-        memcpy(p, chances[k % MANY_BOARDS], sizeof p);
+        const double *c = chances_in_order(e, n, g->results, k, race, NULL, NULL, chunk);
+        if (c == NULL)
+            return -1;
+        memcpy(p, c, sizeof p);
         double eq = equity(p);
         if (ranked == limit && eq >= top_eq[ranked - 1])
             continue;

@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 from ..core.position import Play, Position
 from .base import Probabilities
+from .features import ROLLS  # the 21 distinct rolls with their weights out of 36
 
 MAX_CHEQUERS = 15
 POINTS = 6
@@ -51,11 +52,6 @@ _MAGIC = b"BGBOTBO\x00"
 _HEADER = struct.Struct("<8sIIIQI")  # magic, version, max chequers, positions, payload bytes, crc32
 _FIELD_BITS = 256  # bits per roll-count field in the packed big integers (36**40 < 2**207)
 _MAX_ROLLS = 40
-
-# The 21 distinct rolls with their weights out of 36.
-ROLLS: tuple[tuple[int, int, int], ...] = tuple(
-    (d1, d2, 1 if d1 == d2 else 2) for d1 in range(1, 7) for d2 in range(d1, 7)
-)
 
 log = logging.getLogger(__name__)
 

@@ -454,6 +454,15 @@ class Model:
         # a masked outcome's logit does not reach the loss: no gradient through it (else a
         # target with mass on it pushes that logit up for ever, and the hidden layer with it)
         grad = (np.where(allowed, p - target, 0.0) / n).astype(np.float32)
+        self.backward(acts, grad, lr, weight_decay, output_decay, anchor_decay)
+        return loss
+
+    def backward(self, acts: list[np.ndarray], grad: np.ndarray, lr: float,
+                 weight_decay: float = 0.0, output_decay: float = 0.0,
+                 anchor_decay: float = 0.0) -> None:
+        """Back-propagate ``grad`` (the loss's gradient by the output logits, [n x 6] float32)
+        through the layers whose activations `forward` returned, and take one Adam step;
+        the decays as in `step`, which uses it (as does tools/rank_distill.py)."""
         grads: list[np.ndarray] = [np.empty(0)] * len(self.params)
         layers = len(self.params) // 2
         for k in range(layers - 1, -1, -1):
@@ -476,7 +485,6 @@ class Model:
             self.v[i] = b2 * self.v[i] + (1 - b2) * g * g
             self.params[i] -= (lr * (self.m[i] / c1) / (np.sqrt(self.v[i] / c2) + eps)
                                ).astype(np.float32)
-        return loss
 
     def export(self, average: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per-layer (weights, biases) with the input scaling folded into the first layer,

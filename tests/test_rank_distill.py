@@ -1,0 +1,90 @@
+"""tools/rank_distill.py: each decision's candidates are labelled with the network's own 1-ply
+and 0-ply values, reproducibly, and a fit teaches the network the labels' order."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bgbot.players.base import Probabilities
+from bgbot.players.evaluator import extension_status
+from bgbot.players.network import WeightsFile, shipped_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = ROOT / "tools" / "rank_distill.py"
+
+pytestmark = pytest.mark.skipif(extension_status() != "ok" or shipped_weights() is None,
+                                reason="labels need the C extension and the shipped network")
+
+
+def test_each_candidate_is_labelled_by_the_networks_one_ply_and_zero_ply_values() -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    import rank_distill
+    import train_network
+
+    network = shipped_weights()
+    assert network is not None
+    found = rank_distill.label_chunk(network, chunk=3, games=2, candidates=4, seed=9)
+    again = rank_distill.label_chunk(network, chunk=3, games=2, candidates=4, seed=9)
+    for key in found:
+        assert np.array_equal(found[key], again[key]), key  # the same seed, the same labels
+    decisions = found["decision"]
+    sizes = np.bincount(decisions)
+    assert len(sizes) > 20 and sizes.min() >= 2 and sizes.max() <= 4
+    assert np.all(np.diff(decisions) >= 0)  # each decision's rows together
+    policy = train_network._policy(network.parameters, network.hidden, None)
+    race = train_network._race_evaluator()._race_sides
+    for row in (0, len(decisions) // 2, len(decisions) - 1):
+        board = found["boards"][row]
+        other, mover = board[:25].tolist(), board[25:].tolist()  # the side on roll first
+        looked = train_network.flip_chances(np.array([policy.one_ply(mover, other, race)]))[0]
+        assert np.allclose(found["look"][row], looked)
+        own = policy.evaluate(other, mover, race)  # the side on roll's own 0-ply chances
+        assert np.allclose(found["own"][row], own, atol=1e-6)
+    # within a decision the rows come best first by 0-ply, for the side that moved
+    first = found["own"][decisions == 0]
+    mover_equity = [-Probabilities(*c).equity() for c in first]
+    assert mover_equity == sorted(mover_equity, reverse=True)
+
+
+def test_a_fit_teaches_the_labels_order_and_writes_a_network_the_player_loads(
+        tmp_path: Path) -> None:
+    labels = tmp_path / "labels"
+    made = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
+                           "--chunks", "0-1", "--games", "3", "--candidates", "4",
+                           "--workers", "1"], capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in labels.glob("chunk_*.npz")) == ["chunk_00000.npz",
+                                                                 "chunk_00001.npz"]
+    again = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
+                            "--chunks", "0-1", "--workers", "1"],
+                           capture_output=True, text=True, timeout=600)
+    assert again.stdout.count("already there") == 2  # an interrupted labelling resumes
+
+    out = tmp_path / "ranked.bgw"
+    fitted = subprocess.run([sys.executable, str(TOOL), "fit", str(labels), "--out", str(out),
+                             "--hold-out", "0", "--epochs", "3", "--lr", "3e-4",
+                             "--self", "1", "--average-from", "0"],
+                            capture_output=True, text=True, timeout=600)
+    assert fitted.returncode == 0, fitted.stderr
+    lines = fitted.stdout.splitlines()
+    start = next(line for line in lines if line.startswith("start:"))
+    last = next(line for line in reversed(lines) if line.startswith("epoch 3:"))
+
+    def rms(line: str) -> float:
+        return float(line.split("centred RMS ")[1].split(",")[0])
+
+    assert rms(last) < rms(start)  # on the decisions it fitted, the order moved to the labels'
+    weights = WeightsFile.read(out)
+    assert weights.provenance["tool"] == "tools/rank_distill.py"
+    assert weights.hidden == shipped_weights().hidden  # type: ignore[union-attr]
+
+
+def test_label_chunks_must_be_a_range() -> None:
+    bad = subprocess.run([sys.executable, str(TOOL), "label", "--out", "x", "--chunks", "9-2"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "FIRST-LAST" in bad.stderr

@@ -1,0 +1,312 @@
+"""Teach the contact network to rank a move's candidates as the 1-ply look-ahead ranks them.
+
+The 0-ply player chooses the candidate the network values best, so what its play needs is the
+right *order* of a roll's candidates, not their absolute values. TD on self-play has
+levelled off (training/README); the 1-ply player errs about a third less on gnubg-judged
+positions (3.3 against 5.1 milli-points a decision). This tool distils that ranking into the
+network, with no gnubg output and no outside weights:
+
+``label``  plays 0-ply self-play games with the network (in C, seeded per chunk), draws one
+           roll at every recorded contact position, keeps that roll's best ``--candidates``
+           plays by 0-ply and labels each with the network's own 1-ply value of it
+           (`Mlp.one_ply`: every reply of the other side looked at). It also keeps the
+           network's 0-ply chances of each candidate. One ``chunk_NNNNN.npz`` per chunk in
+           ``--out``, written whole or not at all, so an interrupted run resumes.
+``fit``    starts from ``--init`` (a fresh optimiser) and minimises, over batches of whole
+           decisions, ``--self`` x the cross-entropy to the network's own 0-ply chances (it
+           keeps the values' level and gammon rates where they were: a 1-ply label sits
+           +0.015 above 0-ply for the side on roll, the odd-even effect) plus ``--rank`` x
+           the mean square of the candidates' equities centred in their decision minus the
+           labels' centred the same way (only the order inside a decision is taught). The
+           running mean of the weights from epoch ``--average-from`` on is written to
+           ``--out``. Each epoch prints, on held-out decisions, the centred RMS and the
+           regret: the 1-ply teacher's best minus its value of the network's choice.
+
+Why the self term matters: fitted with the ranking alone (``--self 1``), the network chose
+better at 0-ply but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on
+the judged set); with ``--self 25`` or more the 0-ply gain stays and that cost goes
+(training/README, the twentieth sitting).
+
+    python tools/rank_distill.py label --out labels/ --chunks 0-179 --workers 2
+    python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\
+        --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 50 --average-from 4
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one core per process, and reproducible sums
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import multiprocessing  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Sequence  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from bgbot.core.position import Position  # noqa: E402
+from bgbot.players.base import Probabilities  # noqa: E402
+from bgbot.players.network import WeightsFile  # noqa: E402
+from train_network import (  # noqa: E402
+    _generate,
+    _policy,
+    _race_evaluator,
+    chunk_seed,
+    encode,
+    flip_chances,
+    fold_impossible,
+    model_of_weights,
+    outcomes_from_chances,
+    smooth_targets,
+)
+
+OUTCOME_EQUITY = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
+"""Cubeless equity of each of the six exclusive outcomes (the model's output order)."""
+SEED_SALT = 0x52414E4B
+"""Mixed into the self-play seeds, so the labels' games are not a training run's games."""
+
+
+# ---------------------------------------------------------------------------------- label
+
+
+def label_chunk(network: WeightsFile, chunk: int, games: int, candidates: int,
+                seed: int) -> dict[str, np.ndarray]:
+    """The decisions of one chunk of self-play games (see the module docstring): ``boards``
+    [n x 50] (the side on roll after the move first), ``look`` and ``own`` [n x 5] (that side's
+    chances by 1-ply and by 0-ply), ``decision`` [n] (which decision each candidate is of)."""
+    policy = _policy(network.parameters, network.hidden, None)
+    race = _race_evaluator()._race_sides
+    boards = _generate((network.parameters, network.hidden, None,
+                        chunk_seed(seed ^ SEED_SALT, 0, chunk), games, 0.0, 0, 0))[0]
+    rng = np.random.default_rng([seed, chunk])
+    rows: list[bytes] = []
+    look: list[Sequence[float]] = []
+    own: list[Sequence[float]] = []
+    decision: list[int] = []
+    count = 0
+    for side in np.frombuffer(boards, np.uint8).reshape(-1, 2, 25):
+        roll = int(rng.integers(36))
+        plays = policy.plays(side[0].tolist(), side[1].tolist(), roll // 6 + 1, roll % 6 + 1,
+                             race)
+        if len(plays) < 2:
+            continue  # nothing to rank
+        plays.sort(key=lambda play: -Probabilities(*play[3]).equity())
+        for _, mover, other, zero in plays[:candidates]:
+            rows.append(bytes(other) + bytes(mover))
+            look.append(policy.one_ply(list(mover), list(other), race))
+            own.append(zero)
+            decision.append(count)
+        count += 1
+    return {"boards": np.frombuffer(b"".join(rows), np.uint8).reshape(-1, 50),
+            "look": flip_chances(np.array(look, dtype=np.float64)),
+            "own": flip_chances(np.array(own, dtype=np.float64)),
+            "decision": np.array(decision, dtype=np.int32)}
+
+
+def _label_job(job: tuple[Path, Path, int, int, int, int]) -> str:
+    network_path, out, chunk, games, candidates, seed = job
+    target = out / f"chunk_{chunk:05d}.npz"
+    if target.exists():
+        return f"chunk {chunk}: already there"
+    started = time.time()
+    found = label_chunk(WeightsFile.read(network_path), chunk, games, candidates, seed)
+    partial = out / f"chunk_{chunk:05d}.partial.npz"
+    np.savez(partial, **found)
+    partial.rename(target)
+    return (f"chunk {chunk}: {int(found['decision'][-1]) + 1 if len(found['decision']) else 0}"
+            f" decisions, {len(found['boards'])} candidates, {time.time() - started:.0f} s")
+
+
+def _chunk_range(text: str) -> range:
+    try:
+        first, _, last = text.partition("-")
+        low, high = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give chunks as FIRST-LAST, e.g. 0-179")
+    if low < 0 or high < low:
+        raise argparse.ArgumentTypeError(f"{text!r}: FIRST-LAST with 0 <= FIRST <= LAST")
+    return range(low, high + 1)
+
+
+def label(args: argparse.Namespace) -> None:
+    args.out.mkdir(parents=True, exist_ok=True)
+    network = WeightsFile.read(args.network)
+    (args.out / "network.sha256").write_text(hashlib.sha256(network.to_bytes()).hexdigest()
+                                             + f"  {args.network}\n")
+    jobs = [(args.network, args.out, k, args.games, args.candidates, args.seed)
+            for k in args.chunks]
+    if args.workers > 1:
+        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+            for line in pool.imap_unordered(_label_job, jobs):
+                print(line, flush=True)
+    else:
+        for job in jobs:
+            print(_label_job(job), flush=True)
+
+
+# ------------------------------------------------------------------------------------ fit
+
+
+class Decisions:
+    """The contact candidates of a set of label chunks, each decision's rows together."""
+
+    def __init__(self, files: Sequence[Path], smooth: float) -> None:
+        boards, look, own, decision = [], [], [], []
+        offset = 0
+        for path in files:
+            with np.load(path) as found:
+                keep = np.array([Position._trusted(tuple(map(int, b[25:])),
+                                                   tuple(map(int, b[:25]))).is_contact()
+                                 for b in found["boards"]], dtype=bool)
+                boards.append(found["boards"][keep])
+                look.append(found["look"][keep])
+                own.append(found["own"][keep])
+                decision.append(found["decision"][keep] + offset)
+                offset += int(found["decision"].max()) + 1 if len(found["decision"]) else 0
+        all_boards = np.concatenate(boards)
+        self.x, self.allowed = encode(all_boards.tobytes())
+        self.look = self._targets(np.concatenate(look), smooth)
+        self.own = self._targets(np.concatenate(own), smooth)
+        # renumber the decisions 0..m-1 in order (a race candidate may have left a gap)
+        _, self.decision = np.unique(np.concatenate(decision), return_inverse=True)
+        self.starts = np.flatnonzero(np.r_[True, np.diff(self.decision) != 0])
+        self.ends = np.r_[self.starts[1:], len(self.decision)]
+
+    def _targets(self, chances: np.ndarray, smooth: float) -> np.ndarray:
+        target = fold_impossible(outcomes_from_chances(chances), self.allowed)
+        return smooth_targets(target, self.allowed, smooth).astype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def rows(self, decisions: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.arange(self.starts[d], self.ends[d]) for d in decisions])
+
+
+def centred(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Each value minus the mean of its group's (``groups``: 0..m-1 per row)."""
+    sums = np.bincount(groups, weights=values)
+    counts = np.bincount(groups)
+    result: np.ndarray = values - (sums / np.maximum(counts, 1))[groups]
+    return result
+
+
+def ranking_figures(model: object, data: Decisions) -> tuple[float, float]:
+    """(centred RMS of the equities, regret in milli-points a decision) on ``data``: how far
+    the network's order of each decision's candidates is from the 1-ply labels'."""
+    p, _ = model.forward(data.x, data.allowed)  # type: ignore[attr-defined]
+    mine = -(p @ OUTCOME_EQUITY)  # the mover's equity: the rows are the other side's
+    truth = -(data.look @ OUTCOME_EQUITY)
+    gap = centred(mine, data.decision) - centred(truth, data.decision)
+    best = np.full(len(data), -np.inf)
+    np.maximum.at(best, data.decision, truth)
+    order = np.lexsort((-mine, data.decision))
+    chosen = order[np.r_[True, np.diff(data.decision[order]) != 0]]
+    regret = float((best[data.decision[chosen]] - truth[chosen]).mean())
+    return float(np.sqrt((gap ** 2).mean())), 1000.0 * regret
+
+
+def fit_epoch(model: object, data: Decisions, rng: np.random.Generator, args: argparse.Namespace
+              ) -> None:
+    """One pass over the decisions in shuffled batches of ``--decisions`` whole decisions."""
+    order = rng.permutation(len(data))
+    for start in range(0, len(order), args.decisions):
+        rows = data.rows(order[start:start + args.decisions])
+        x, allowed = data.x[rows], data.allowed[rows]
+        p, acts = model.forward(x, allowed)  # type: ignore[attr-defined]
+        _, groups = np.unique(data.decision[rows], return_inverse=True)
+        n, decisions = len(rows), int(groups.max()) + 1
+        equity = p @ OUTCOME_EQUITY
+        gap = centred(equity, groups) - centred(data.look[rows] @ OUTCOME_EQUITY, groups)
+        # d(Σ gap²)/d equity_i = 2 gap_i (the centring's own term sums to 0);
+        # d equity_i / d logit_ij = p_ij (equity of outcome j - equity_i)
+        grad = args.self_weight * np.where(allowed, p - data.own[rows], 0.0) / n
+        grad += (args.rank * 2.0 * gap / decisions)[:, None] * p * (
+            OUTCOME_EQUITY[None, :] - equity[:, None])
+        model.backward(acts, grad.astype(np.float32), args.lr,  # type: ignore[attr-defined]
+                       args.weight_decay, args.output_decay)
+
+
+def fit(args: argparse.Namespace) -> None:
+    files = sorted(args.labels.glob("chunk_*.npz"))
+    files = [f for f in files if not f.name.endswith(".partial.npz")]
+    if len(files) <= args.hold_out:
+        sys.exit(f"{args.labels} has {len(files)} label chunks: need more than --hold-out "
+                 f"{args.hold_out} (make them with: rank_distill.py label --out {args.labels})")
+    train = Decisions(files[:-args.hold_out] if args.hold_out else files, args.smooth)
+    held = Decisions(files[-args.hold_out:], args.smooth) if args.hold_out else train
+    print(f"{len(train):,} decisions ({len(train.x):,} candidates) to fit, {len(held):,} held "
+          f"out", flush=True)
+    init = WeightsFile.read(args.init)
+    model = model_of_weights(init, args.seed, args.sd_floor)
+    rms, regret = ranking_figures(model, held)
+    print(f"start: centred RMS {rms:.5f}, regret {regret:.3f}", flush=True)
+    rng = np.random.default_rng([args.seed, 0x52414E4B])
+    for epoch in range(1, args.epochs + 1):
+        started = time.time()
+        fit_epoch(model, train, rng, args)
+        if args.average_from and epoch >= args.average_from:
+            model.fold_into_average()
+        rms, regret = ranking_figures(model, held)
+        print(f"epoch {epoch}: centred RMS {rms:.5f}, regret {regret:.3f} "
+              f"({time.time() - started:.0f} s)", flush=True)
+    provenance = {**init.provenance, "tool": "tools/rank_distill.py",
+                  "rank_distill": {"init_sha256": hashlib.sha256(init.to_bytes()).hexdigest(),
+                                   "labels": str(args.labels), "chunks": len(files),
+                                   "epochs": args.epochs, "lr": args.lr, "rank": args.rank,
+                                   "self": args.self_weight, "average_from": args.average_from,
+                                   "seed": args.seed}}
+    layers = model.export(average=bool(args.average_from and model.average is not None))
+    sha = WeightsFile.from_arrays(layers, provenance).write(args.out)
+    print(f"wrote {args.out} (SHA-256 {sha[:16]}...)")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    lab = sub.add_parser("label", help="self-play decisions, candidates labelled by 1-ply")
+    lab.add_argument("--out", type=Path, required=True, help="the folder of label chunks")
+    lab.add_argument("--chunks", type=_chunk_range, default=range(0, 180),
+                     help="which chunks, FIRST-LAST (each about 1,700 decisions; default 0-179)")
+    lab.add_argument("--network", type=Path, default=ROOT / "bgbot/players/data/contact.bgw",
+                     help="the network that plays, ranks and looks ahead (default: shipped)")
+    lab.add_argument("--games", type=int, default=50, help="self-play games per chunk")
+    lab.add_argument("--candidates", type=int, default=8,
+                     help="the best N plays of each roll by 0-ply are labelled")
+    lab.add_argument("--seed", type=int, default=1)
+    lab.add_argument("--workers", type=int, default=2)
+    fit_parser = sub.add_parser("fit", help="fit a network to the labels' ranking")
+    fit_parser.add_argument("labels", type=Path, help="the folder `label` wrote")
+    fit_parser.add_argument("--init", type=Path, default=ROOT / "bgbot/players/data/contact.bgw")
+    fit_parser.add_argument("--out", type=Path, required=True, help="the weights file to write")
+    fit_parser.add_argument("--epochs", type=int, default=12)
+    fit_parser.add_argument("--lr", type=float, default=1e-4, help="Adam step size")
+    fit_parser.add_argument("--rank", type=float, default=10.0, help="weight of the ranking term")
+    fit_parser.add_argument("--self", dest="self_weight", type=float, default=50.0,
+                            help="weight of the cross-entropy to the network's own 0-ply chances")
+    fit_parser.add_argument("--average-from", type=int, default=4,
+                            help="write the mean of the weights after epochs N..last (0: the last)")
+    fit_parser.add_argument("--decisions", type=int, default=64, help="decisions per batch")
+    fit_parser.add_argument("--hold-out", type=int, default=1,
+                            help="the last N chunks are not fitted, only measured on")
+    fit_parser.add_argument("--weight-decay", type=float, default=0.01)
+    fit_parser.add_argument("--output-decay", type=float, default=0.5)
+    fit_parser.add_argument("--smooth", type=float, default=0.003)
+    fit_parser.add_argument("--sd-floor", type=float, default=0.5)
+    fit_parser.add_argument("--seed", type=int, default=40)
+    args = parser.parse_args(argv)
+    label(args) if args.command == "label" else fit(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -60,7 +60,6 @@ from train_network import (  # noqa: E402
     _generate,
     _policy,
     _race_evaluator,
-    chunk_seed,
     encode,
     flip_chances,
     fold_impossible,
@@ -71,8 +70,9 @@ from train_network import (  # noqa: E402
 
 OUTCOME_EQUITY = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
 """Cubeless equity of each of the six exclusive outcomes (the model's output order)."""
-SEED_SALT = 0x52414E4B
-"""Mixed into the self-play seeds, so the labels' games are not a training run's games."""
+ROLL_SALT = 77
+"""Chunk k draws its rolls from ``default_rng([k, ROLL_SALT])``; its games are played with the
+seed ``--seed`` x 1,000,000 + k (so the labels' games are not a training run's games)."""
 
 
 # ---------------------------------------------------------------------------------- label
@@ -85,9 +85,9 @@ def label_chunk(network: WeightsFile, chunk: int, games: int, candidates: int,
     chances by 1-ply and by 0-ply), ``decision`` [n] (which decision each candidate is of)."""
     policy = _policy(network.parameters, network.hidden, None)
     race = _race_evaluator()._race_sides
-    boards = _generate((network.parameters, network.hidden, None,
-                        chunk_seed(seed ^ SEED_SALT, 0, chunk), games, 0.0, 0, 0))[0]
-    rng = np.random.default_rng([seed, chunk])
+    boards = _generate((network.parameters, network.hidden, None, seed * 1_000_000 + chunk,
+                        games, 0.0, 0, 0))[0]
+    rng = np.random.default_rng([chunk, ROLL_SALT])
     rows: list[bytes] = []
     look: list[Sequence[float]] = []
     own: list[Sequence[float]] = []
@@ -250,7 +250,7 @@ def fit(args: argparse.Namespace) -> None:
     model = model_of_weights(init, args.seed, args.sd_floor)
     rms, regret = ranking_figures(model, held)
     print(f"start: centred RMS {rms:.5f}, regret {regret:.3f}", flush=True)
-    rng = np.random.default_rng([args.seed, 0x52414E4B])
+    rng = np.random.default_rng([args.seed, ROLL_SALT])
     for epoch in range(1, args.epochs + 1):
         started = time.time()
         fit_epoch(model, train, rng, args)
@@ -283,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     lab.add_argument("--games", type=int, default=50, help="self-play games per chunk")
     lab.add_argument("--candidates", type=int, default=8,
                      help="the best N plays of each roll by 0-ply are labelled")
-    lab.add_argument("--seed", type=int, default=1)
+    lab.add_argument("--seed", type=int, default=11,
+                     help="chunk k's games are played with the seed SEED x 1,000,000 + k")
     lab.add_argument("--workers", type=int, default=2)
     fit_parser = sub.add_parser("fit", help="fit a network to the labels' ranking")
     fit_parser.add_argument("labels", type=Path, help="the folder `label` wrote")

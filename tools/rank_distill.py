@@ -29,7 +29,8 @@ the judged set); with ``--self 25`` or more the 0-ply gain stays and that cost g
 
     python tools/rank_distill.py label --out labels/ --chunks 0-179 --workers 2
     python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\
-        --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 50 --average-from 4
+        --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 25 --average-from 4
+    python tools/rank_distill.py ship ranked.bgw     # once it has passed its test
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from train_network import (  # noqa: E402
     encode,
     flip_chances,
     fold_impossible,
+    install_shipped,
     model_of_weights,
     outcomes_from_chances,
     smooth_targets,
@@ -293,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit_parser.add_argument("--epochs", type=int, default=12)
     fit_parser.add_argument("--lr", type=float, default=1e-4, help="Adam step size")
     fit_parser.add_argument("--rank", type=float, default=10.0, help="weight of the ranking term")
-    fit_parser.add_argument("--self", dest="self_weight", type=float, default=50.0,
+    fit_parser.add_argument("--self", dest="self_weight", type=float, default=25.0,
                             help="weight of the cross-entropy to the network's own 0-ply chances")
     fit_parser.add_argument("--average-from", type=int, default=4,
                             help="write the mean of the weights after epochs N..last (0: the last)")
@@ -305,8 +307,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit_parser.add_argument("--smooth", type=float, default=0.003)
     fit_parser.add_argument("--sd-floor", type=float, default=0.5)
     fit_parser.add_argument("--seed", type=int, default=40)
+    ship_parser = sub.add_parser("ship", help="install a fitted network as the shipped one")
+    ship_parser.add_argument("weights", type=Path, help="the file `fit` wrote")
     args = parser.parse_args(argv)
-    label(args) if args.command == "label" else fit(args)
+    if args.command == "ship":
+        if WeightsFile.read(args.weights).provenance.get("tool") != "tools/rank_distill.py":
+            sys.exit(f"{args.weights} was not written by rank_distill.py fit")
+        install_shipped(args.weights)
+    else:
+        label(args) if args.command == "label" else fit(args)
 
 
 if __name__ == "__main__":

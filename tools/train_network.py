@@ -815,6 +815,12 @@ def ship(run: Path, which: str = "best", since: int | None = None,
         first, last = weights.provenance["averaged_iterations"]
         source = run / f"window-{first:04d}-{last:04d}.bgw"
         weights.write(source)
+    install_shipped(source)
+
+
+def install_shipped(source: Path) -> None:
+    """Copy a weights file to bgbot/players/data/ as the shipped network of its phase and
+    record its checksum in network.py (also `tools/rank_distill.py ship`)."""
     weights = WeightsFile.read(source)
     SHIP_DIR.mkdir(exist_ok=True)
     name, constant = {"contact": ("contact.bgw", "SHIPPED_SHA256"),

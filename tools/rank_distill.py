@@ -22,10 +22,11 @@ network, with no gnubg output and no outside weights:
            ``--out``. Each epoch prints, on held-out decisions, the centred RMS and the
            regret: the 1-ply teacher's best minus its value of the network's choice.
 
-Why the self term matters: fitted with the ranking alone (``--self 1``), the network chose
-better at 0-ply but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on
-the judged set); with ``--self 25`` or more the 0-ply gain stays and that cost goes
-(training/README, the twentieth sitting).
+Why the self term matters: with little of it (``--self 5``) the network chose better at 0-ply
+but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on the judged set).
+With ``--self 25`` that cost fell to +0.05 ± 0.18 there while the 0-ply gain stayed, yet in play
+the 1-ply player still lost 0.008 ± 0.006 a game against the shipped network, the 0-ply one won
+0.006 ± 0.004 (training/README, the twentieth sitting): not shipped.
 
     python tools/rank_distill.py label --out labels/ --chunks 0-179 --workers 2
     python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\

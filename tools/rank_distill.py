@@ -59,6 +59,7 @@ from bgbot.core.position import Position  # noqa: E402
 from bgbot.players.base import Probabilities  # noqa: E402
 from bgbot.players.network import WeightsFile  # noqa: E402
 from train_network import (  # noqa: E402
+    Model,
     _generate,
     _policy,
     _race_evaluator,
@@ -203,10 +204,10 @@ def centred(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return result
 
 
-def ranking_figures(model: object, data: Decisions) -> tuple[float, float]:
+def ranking_figures(model: Model, data: Decisions) -> tuple[float, float]:
     """(centred RMS of the equities, regret in milli-points a decision) on ``data``: how far
     the network's order of each decision's candidates is from the 1-ply labels'."""
-    p, _ = model.forward(data.x, data.allowed)  # type: ignore[attr-defined]
+    p, _ = model.forward(data.x, data.allowed)
     mine = -(p @ OUTCOME_EQUITY)  # the mover's equity: the rows are the other side's
     truth = -(data.look @ OUTCOME_EQUITY)
     gap = centred(mine, data.decision) - centred(truth, data.decision)
@@ -218,14 +219,14 @@ def ranking_figures(model: object, data: Decisions) -> tuple[float, float]:
     return float(np.sqrt((gap ** 2).mean())), 1000.0 * regret
 
 
-def fit_epoch(model: object, data: Decisions, rng: np.random.Generator, args: argparse.Namespace
+def fit_epoch(model: Model, data: Decisions, rng: np.random.Generator, args: argparse.Namespace
               ) -> None:
     """One pass over the decisions in shuffled batches of ``--decisions`` whole decisions."""
     order = rng.permutation(len(data))
     for start in range(0, len(order), args.decisions):
         rows = data.rows(order[start:start + args.decisions])
         x, allowed = data.x[rows], data.allowed[rows]
-        p, acts = model.forward(x, allowed)  # type: ignore[attr-defined]
+        p, acts = model.forward(x, allowed)
         _, groups = np.unique(data.decision[rows], return_inverse=True)
         n, decisions = len(rows), int(groups.max()) + 1
         equity = p @ OUTCOME_EQUITY
@@ -235,8 +236,8 @@ def fit_epoch(model: object, data: Decisions, rng: np.random.Generator, args: ar
         grad = args.self_weight * np.where(allowed, p - data.own[rows], 0.0) / n
         grad += (args.rank * 2.0 * gap / decisions)[:, None] * p * (
             OUTCOME_EQUITY[None, :] - equity[:, None])
-        model.backward(acts, grad.astype(np.float32), args.lr,  # type: ignore[attr-defined]
-                       args.weight_decay, args.output_decay)
+        model.backward(acts, grad.astype(np.float32), args.lr, args.weight_decay,
+                       args.output_decay)
 
 
 def fit(args: argparse.Namespace) -> None:

@@ -32,6 +32,11 @@ the 1-ply player still lost 0.008 ± 0.006 a game against the shipped network, t
     python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\
         --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 25 --average-from 4
     python tools/rank_distill.py ship ranked.bgw     # once it has passed its test
+
+``ship`` installs the file as the network of the 0-ply player alone
+(`network.SHIPPED_ZERO_PLY_FILE`): the agent ``heuristic`` at ``plies=0`` plays, doubles and
+rolls out with it, while the 1-ply and 2-ply look-ahead keeps valuing its leaves with the
+shipped contact network (each depth with the network that measured better at it).
 """
 
 from __future__ import annotations
@@ -309,13 +314,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit_parser.add_argument("--smooth", type=float, default=0.003)
     fit_parser.add_argument("--sd-floor", type=float, default=0.5)
     fit_parser.add_argument("--seed", type=int, default=40)
-    ship_parser = sub.add_parser("ship", help="install a fitted network as the shipped one")
+    ship_parser = sub.add_parser("ship", help="install a fitted network as the 0-ply player's "
+                                 "(bgbot/players/data/contact-0ply.bgw; the look-ahead keeps "
+                                 "contact.bgw)")
     ship_parser.add_argument("weights", type=Path, help="the file `fit` wrote")
     args = parser.parse_args(argv)
     if args.command == "ship":
         if WeightsFile.read(args.weights).provenance.get("tool") != "tools/rank_distill.py":
             sys.exit(f"{args.weights} was not written by rank_distill.py fit")
-        install_shipped(args.weights)
+        install_shipped(args.weights, zero_ply=True)
     else:
         label(args) if args.command == "label" else fit(args)
 

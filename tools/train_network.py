@@ -818,14 +818,19 @@ def ship(run: Path, which: str = "best", since: int | None = None,
     install_shipped(source)
 
 
-def install_shipped(source: Path) -> None:
-    """Copy a weights file to bgbot/players/data/ as the shipped network of its phase and
-    record its checksum in network.py (also `tools/rank_distill.py ship`)."""
+def install_shipped(source: Path, zero_ply: bool = False) -> None:
+    """Copy a weights file to bgbot/players/data/ as the shipped network of its phase (or, with
+    ``zero_ply``, as the 0-ply player's contact network: `tools/rank_distill.py ship`) and
+    record its checksum in network.py."""
     weights = WeightsFile.read(source)
+    if zero_ply and weights.phase != "contact":
+        raise ValueError(f"{source} is a {weights.phase} network: the 0-ply network is a "
+                         "contact network")
     SHIP_DIR.mkdir(exist_ok=True)
-    name, constant = {"contact": ("contact.bgw", "SHIPPED_SHA256"),
-                      "race": ("race.bgw", "SHIPPED_RACE_SHA256"),
-                      "crashed": ("crashed.bgw", "SHIPPED_CRASHED_SHA256")}[weights.phase]
+    name, constant = ("contact-0ply.bgw", "SHIPPED_ZERO_PLY_SHA256") if zero_ply else {
+        "contact": ("contact.bgw", "SHIPPED_SHA256"),
+        "race": ("race.bgw", "SHIPPED_RACE_SHA256"),
+        "crashed": ("crashed.bgw", "SHIPPED_CRASHED_SHA256")}[weights.phase]
     digest = weights.write(SHIP_DIR / name)
     module = ROOT / "bgbot" / "players" / "network.py"
     text = module.read_text()

@@ -60,7 +60,8 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         "plies": "0, 1 or 2, look-ahead depth", "noise": "equity noise, e.g. 0.02",
         "seed": "noise seed", "level": f"a named strength: {', '.join(LEVELS)}",
         "eval": "net (the default: the network) or linear (the linear heads of before)",
-        "weights": "a network weights file instead of the shipped one",
+        "weights": "a network weights file instead of the shipped ones (the 0-ply player's "
+                   "and the look-ahead's)",
         "race": "model (the race formula), net (the race network, where one is shipped) or "
                 "a race network weights file (phase race)",
         "crashed": "a network weights file for crashed positions (phase crashed; default: the "
@@ -96,7 +97,7 @@ def _heuristic(spec: AgentSpec, seed: int) -> Agent:
         evaluator = shared_evaluator(evaluation, Path(weights) if weights else None,
                                      race_model=race == "model",
                                      crashed=Path(crashed) if crashed else None,
-                                     race=race_file)
+                                     race=race_file, zero_ply=plies == 0)
     except ValueError as error:  # a weights file that cannot be used, or none installed
         # a WeightsError names the file first
         option, value = (("crashed", crashed) if crashed and str(error).startswith(crashed)

@@ -38,7 +38,7 @@ from . import cube, resign
 from .base import Context, CubeOwner, Probabilities, TakeDecision
 from .evaluator import HeuristicEvaluator, ScoredPlay, _terminal
 from .features import ROLLS
-from .network import WeightsFile
+from .network import WeightsFile, shipped_zero_ply_weights
 from .pubeval import pubeval_score
 
 PREFILTER_ABOVE = 16
@@ -483,23 +483,30 @@ LEVELS: dict[str, tuple[int, float]] = {
 """Named strengths for online play (``heuristic:level=NAME``): (plies, equity noise). What each
 measured against pubeval is in the README ("The player")."""
 
-_SHARED: dict[tuple[str | None, str | None, bool, str | None, str | None], HeuristicEvaluator] = {}
+_SHARED: dict[tuple[str | None, str | None, bool, str | None, str | None, bool],
+              HeuristicEvaluator] = {}
 
 
 def shared_evaluator(eval: str | None = None, weights: Path | None = None,
                      race_model: bool = False, crashed: Path | None = None,
-                     race: Path | None = None) -> HeuristicEvaluator:
+                     race: Path | None = None, zero_ply: bool = False) -> HeuristicEvaluator:
     """One evaluator per process and kind (its tables take a moment to build, the networks
     are read once; its caches are shared): ``eval`` as `HeuristicEvaluator` takes it,
     ``weights`` a contact network file instead of the shipped one, ``race_model`` the race
     formula instead of the race network, ``race`` a race network file, ``crashed`` a crashed
-    network file. Raises `WeightsError` (a ValueError) for a weights file that cannot be
-    used."""
+    network file, ``zero_ply`` the shipped 0-ply network (`network.SHIPPED_ZERO_PLY_FILE`) as
+    the contact network, where one is shipped and neither ``weights`` nor the linear heads are
+    asked for (the agent ``heuristic`` at ``plies=0``). Raises `WeightsError` (a ValueError)
+    for a weights file that cannot be used."""
+    zero_ply_network = (shipped_zero_ply_weights()
+                        if zero_ply and weights is None and eval != "linear" else None)
     key = (eval, None if weights is None else str(weights), race_model,
-           None if crashed is None else str(crashed), None if race is None else str(race))
+           None if crashed is None else str(crashed), None if race is None else str(race),
+           zero_ply_network is not None)
     found = _SHARED.get(key)
     if found is None:
-        network = None if weights is None else WeightsFile.read(weights, phase="contact")
+        network = (zero_ply_network if weights is None
+                   else WeightsFile.read(weights, phase="contact"))
         crashed_network = None if crashed is None else WeightsFile.read(crashed, phase="crashed")
         race_network: WeightsFile | bool | None = (
             False if race_model else None if race is None

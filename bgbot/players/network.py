@@ -84,6 +84,15 @@ SHIPPED_FILE = Path(__file__).with_name("data") / "contact.bgw"
 """The contact network the player uses by default (``tools/train_network.py --ship``)."""
 SHIPPED_SHA256 = "6672964afd63aefd9ae6f0ae67f27f6860e48b2e595e45a0303332827444c590"
 """The SHA-256 of `SHIPPED_FILE` this code was released with ("": none shipped yet)."""
+SHIPPED_ZERO_PLY_FILE = Path(__file__).with_name("data") / "contact-0ply.bgw"
+"""The contact network of the 0-ply player alone (the agent ``heuristic`` at ``plies=0``: its
+play, its cube and the rollouts it plays), trained to order a roll's candidates as the 1-ply
+look-ahead orders them (``tools/rank_distill.py ship``). The look-ahead of 1-ply and 2-ply
+values its leaves with `SHIPPED_FILE`: the ranked network chooses better at 0-ply and values
+worse for a look-ahead (training/README, the twentieth and twenty-first sittings)."""
+SHIPPED_ZERO_PLY_SHA256 = ""
+"""The SHA-256 of `SHIPPED_ZERO_PLY_FILE` ("": none shipped; the 0-ply player uses
+`SHIPPED_FILE`)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"
 """The race network the player uses by default (``tools/train_network.py --phase race``)."""
 SHIPPED_RACE_SHA256 = ""
@@ -296,6 +305,16 @@ def shipped_weights() -> WeightsFile | None:
     if not SHIPPED_SHA256:
         return None
     return WeightsFile.read(SHIPPED_FILE, expected_sha256=SHIPPED_SHA256, phase="contact")
+
+
+@cache
+def shipped_zero_ply_weights() -> WeightsFile | None:
+    """The shipped 0-ply network (`SHIPPED_ZERO_PLY_FILE`, checked against
+    `SHIPPED_ZERO_PLY_SHA256`), or None when none is shipped."""
+    if not SHIPPED_ZERO_PLY_SHA256:
+        return None
+    return WeightsFile.read(SHIPPED_ZERO_PLY_FILE, expected_sha256=SHIPPED_ZERO_PLY_SHA256,
+                            phase="contact")
 
 
 @cache

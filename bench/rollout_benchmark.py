@@ -61,11 +61,14 @@ GAME_SEED_STRIDE = 1_000_003
 # ---------------------------------------------------------------------- labelling
 
 
-def current_networks() -> tuple[str, str | None]:
-    """SHA-256 of the contact and race networks bgbot's player uses here."""
-    from bgbot.players.heuristic import shared_evaluator
+def current_networks(player: str = Header.player) -> tuple[str, str | None]:
+    """SHA-256 of the contact and race networks the labelling ``player`` (bgbot's 0-ply
+    player: since the twenty-first sitting its own network, `network.SHIPPED_ZERO_PLY_FILE`)
+    uses here."""
+    from bgbot.deciders import create_agent
 
-    evaluator = shared_evaluator()
+    agent: Any = create_agent(player)
+    evaluator = agent.player.evaluator
     if evaluator.network is None:
         sys.exit("bgbot's player has no network here (the linear evaluation): the benchmark "
                  "is labelled by the shipped network")
@@ -457,7 +460,7 @@ def score(args: argparse.Namespace) -> None:
         sys.exit(f"{args.file} holds no decisions")
     print(describe(header, decisions))
     try:
-        here = current_networks()
+        here = current_networks(header.player)
     except SystemExit:
         here = ("", None)
     if (header.network, header.race_network) != here:

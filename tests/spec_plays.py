@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from bgbot.core.position import Play, Position
 from bgbot.deciders import create_agent
 from bgbot.players.base import Context
-from bgbot.players.heuristic import HeuristicPlayer
+from bgbot.players.heuristic import HeuristicPlayer, shared_evaluator
 from bgbot.players.position_class import position_class
 
 SHIPPED = Path(__file__).resolve().parents[1] / "bgbot" / "players" / "data" / "contact.bgw"
@@ -53,7 +53,8 @@ def positions() -> list[tuple[Position, tuple[int, int]]]:
     by_class: dict[str, list[Position]] = {}
     seen: set[Position] = set()
     for seed in range(60):
-        player = HeuristicPlayer(noise=0.25, seed=seed)
+        # the positions as recorded: the contact network's noisy play (not the 0-ply one's)
+        player = HeuristicPlayer(noise=0.25, seed=seed, evaluator=shared_evaluator())
         record: list[tuple[Position, int]] = []
         play_game([player, player], 6007 * seed + 11, seed % 2, record=record)
         for position, _ in record:

@@ -16,6 +16,7 @@ from bgbot.core.context import Context
 from bgbot.core.errors import FormatError
 from bgbot.core.position import Position
 from bgbot.core.rules import Rules
+from bgbot.deciders import create_agent
 from bgbot.players import cube
 from bgbot.players.heuristic import HeuristicPlayer, roll_average, shared_evaluator
 from bgbot.rollout import (RolloutProgress, RolloutSettings, rollout_candidates,
@@ -189,9 +190,10 @@ def test_a_one_ply_rollout_of_36_trials_is_the_roll_average() -> None:
     """Truncated after one ply, 36 trials are the 36 rolls once each: their mean is the
     roll average, and with VR every trial is that average (each trial's luck is its roll's
     deviation from it), so the SE is nil."""
-    result = rollout_position(AFTER_31, Context(), RolloutSettings(trials=36, truncate=1,
-                                                                   cubeful=False))
-    average = roll_average(EVALUATOR, AFTER_31)
+    settings = RolloutSettings(trials=36, truncate=1, cubeful=False)
+    result = rollout_position(AFTER_31, Context(), settings)
+    player: Any = create_agent(settings.player)  # the 0-ply player, with its own network
+    average = roll_average(player.player.evaluator, AFTER_31)
     for name, expected in zip(("win", "win_gammon", "win_backgammon", "lose_gammon",
                                "lose_backgammon"), average):
         estimate = result.estimates[name]

@@ -26,9 +26,11 @@ Why the self term matters: with little of it (``--self 5``) the network chose be
 but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on the judged set).
 With ``--self 25`` that cost fell to +0.05 ± 0.18 there while the 0-ply gain stayed, yet in play
 the 1-ply player still lost 0.008 ± 0.006 a game against the shipped network, the 0-ply one won
-0.006 ± 0.004 (training/README, the twentieth sitting): not shipped.
+0.006 ± 0.004 (training/README, the twentieth sitting). So it ships as the 0-ply player's
+network only (the twenty-first sitting: against gnubg 0-ply −0.007 ± 0.005 luck-adjusted, where
+the contact network made −0.024 on the same dice).
 
-    python tools/rank_distill.py label --out labels/ --chunks 0-179 --workers 2
+    python tools/rank_distill.py label --out labels/ --chunks 0-205 --workers 2   # 25 min
     python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\
         --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 25 --average-from 4
     python tools/rank_distill.py ship ranked.bgw     # once it has passed its test

@@ -105,7 +105,10 @@ class HeuristicPlayer:
         self.plies = plies
         self.noise = noise
         self.seed = seed
-        self.evaluator = evaluator if evaluator is not None else _shared_evaluator()
+        self.evaluator = evaluator if evaluator is not None else shared_evaluator(
+            zero_ply=plies == 0)
+        """Without one given, the shipped networks of this depth (`shared_evaluator`: at 0-ply
+        the 0-ply network where one is shipped), as the agent ``heuristic`` has them."""
         self.prefilter = prefilter
         self._rng = random.Random(seed)
         self._affine_cache: dict[Context, tuple[float, ...] | None] = {}

@@ -31,6 +31,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (wheel,) = out.glob("bgbot-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "bgbot/players/data/contact.bgw" in names
+    if network.SHIPPED_ZERO_PLY_SHA256:  # the 0-ply player's own network
+        assert "bgbot/players/data/contact-0ply.bgw" in names
     assert any(n.startswith("bgbot/players/_contact.") and n.endswith(".so") for n in names)
     assert any(n.startswith("bgbot/players/_selfplay.") and n.endswith(".so") for n in names)
     assert "bgbot/players/_kernels.h" in names

@@ -297,44 +297,41 @@ class WeightsFile:
         return cls(hidden, np.concatenate(parts).tobytes(), dict(provenance or {}), phase)
 
 
+def _shipped(path: Path, sha256: str, phase: str) -> WeightsFile | None:
+    """A shipped network file checked against the checksum this code was released with, or
+    None when none is shipped (``sha256`` empty). A file that does not match raises
+    `WeightsError`."""
+    if not sha256:
+        return None
+    return WeightsFile.read(path, expected_sha256=sha256, phase=phase)
+
+
 @cache
 def shipped_weights() -> WeightsFile | None:
-    """The shipped contact network (`SHIPPED_FILE`, checked against `SHIPPED_SHA256`), read
-    once per process; None when none is shipped. A file that does not match raises
-    `WeightsError`."""
-    if not SHIPPED_SHA256:
-        return None
-    return WeightsFile.read(SHIPPED_FILE, expected_sha256=SHIPPED_SHA256, phase="contact")
+    """The shipped contact network (`SHIPPED_FILE`, `SHIPPED_SHA256`), read once per process;
+    None when none is shipped."""
+    return _shipped(SHIPPED_FILE, SHIPPED_SHA256, "contact")
 
 
 @cache
 def shipped_zero_ply_weights() -> WeightsFile | None:
-    """The shipped 0-ply network (`SHIPPED_ZERO_PLY_FILE`, checked against
-    `SHIPPED_ZERO_PLY_SHA256`), or None when none is shipped."""
-    if not SHIPPED_ZERO_PLY_SHA256:
-        return None
-    return WeightsFile.read(SHIPPED_ZERO_PLY_FILE, expected_sha256=SHIPPED_ZERO_PLY_SHA256,
-                            phase="contact")
+    """The shipped 0-ply network (`SHIPPED_ZERO_PLY_FILE`, `SHIPPED_ZERO_PLY_SHA256`), or
+    None when none is shipped."""
+    return _shipped(SHIPPED_ZERO_PLY_FILE, SHIPPED_ZERO_PLY_SHA256, "contact")
 
 
 @cache
 def shipped_race_weights() -> WeightsFile | None:
-    """The shipped race network (`SHIPPED_RACE_FILE`, checked against `SHIPPED_RACE_SHA256`),
-    or None when none is shipped."""
-    if not SHIPPED_RACE_SHA256:
-        return None
-    return WeightsFile.read(SHIPPED_RACE_FILE, expected_sha256=SHIPPED_RACE_SHA256,
-                            phase="race")
+    """The shipped race network (`SHIPPED_RACE_FILE`, `SHIPPED_RACE_SHA256`), or None when
+    none is shipped."""
+    return _shipped(SHIPPED_RACE_FILE, SHIPPED_RACE_SHA256, "race")
 
 
 @cache
 def shipped_crashed_weights() -> WeightsFile | None:
-    """The shipped crashed network (`SHIPPED_CRASHED_FILE`, checked against
-    `SHIPPED_CRASHED_SHA256`), or None when none is shipped."""
-    if not SHIPPED_CRASHED_SHA256:
-        return None
-    return WeightsFile.read(SHIPPED_CRASHED_FILE, expected_sha256=SHIPPED_CRASHED_SHA256,
-                            phase="crashed")
+    """The shipped crashed network (`SHIPPED_CRASHED_FILE`, `SHIPPED_CRASHED_SHA256`), or
+    None when none is shipped."""
+    return _shipped(SHIPPED_CRASHED_FILE, SHIPPED_CRASHED_SHA256, "crashed")
 
 
 def _zero_padded(parameters: bytes, inputs: int, width: int, name: str) -> bytes:

@@ -76,6 +76,7 @@ from train_network import (  # noqa: E402
     install_shipped,
     model_of_weights,
     outcomes_from_chances,
+    reshaped,
     smooth_targets,
 )
 
@@ -259,6 +260,8 @@ def fit(args: argparse.Namespace) -> None:
           f"out", flush=True)
     init = WeightsFile.read(args.init)
     model = model_of_weights(init, args.seed, args.sd_floor)
+    if args.hidden is not None:
+        model = reshaped(model, args.hidden, args.seed, args.init)
     rms, regret = ranking_figures(model, held)
     print(f"start: centred RMS {rms:.5f}, regret {regret:.3f}", flush=True)
     rng = np.random.default_rng([args.seed, ROLL_SALT])
@@ -276,6 +279,8 @@ def fit(args: argparse.Namespace) -> None:
                                    "epochs": args.epochs, "lr": args.lr, "rank": args.rank,
                                    "self": args.self_weight, "average_from": args.average_from,
                                    "seed": args.seed}}
+    if args.hidden is not None:  # only then: a rebuild of the shipped file stays bit-identical
+        provenance["rank_distill"]["hidden"] = list(model.hidden)
     layers = model.export(average=bool(args.average_from and model.average is not None))
     sha = WeightsFile.from_arrays(layers, provenance).write(args.out)
     print(f"wrote {args.out} (SHA-256 {sha[:16]}...)")
@@ -301,6 +306,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     fit_parser.add_argument("labels", type=Path, help="the folder `label` wrote")
     fit_parser.add_argument("--init", type=Path, default=ROOT / "bgbot/players/data/contact.bgw")
     fit_parser.add_argument("--out", type=Path, required=True, help="the weights file to write")
+    fit_parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],
+                            help="hidden layer widths above --init's (e.g. 192,192,192,192): "
+                            "the network is widened first (Net2Net, the same play to start "
+                            "from); default: --init's own layers")
     fit_parser.add_argument("--epochs", type=int, default=12)
     fit_parser.add_argument("--lr", type=float, default=1e-4, help="Adam step size")
     fit_parser.add_argument("--rank", type=float, default=10.0, help="weight of the ranking term")

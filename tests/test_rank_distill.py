@@ -122,3 +122,27 @@ def test_a_fit_can_widen_the_student_and_starts_from_the_same_play(tmp_path: Pat
                                str(tmp_path / "x.bgw"), "--hidden", "64,64,64,64"],
                               capture_output=True, text=True, timeout=600)
     assert narrower.returncode != 0 and "hidden layers" in narrower.stderr
+
+
+def test_depth_2_labels_each_candidate_by_the_2ply_players_look_ahead() -> None:
+    sys.path.insert(0, str(TOOL.parent))
+    import rank_distill
+    import train_network
+
+    from bgbot.players.heuristic import TWO_PLY_REPLIES
+
+    network = shipped_weights()
+    assert network is not None
+    found = rank_distill.label_chunk(network, chunk=5, games=1, candidates=2, seed=9, depth=2)
+    shallow = rank_distill.label_chunk(network, chunk=5, games=1, candidates=2, seed=9)
+    assert np.array_equal(found["boards"], shallow["boards"])  # the same decisions
+    assert np.array_equal(found["own"], shallow["own"])
+    policy = train_network._policy(network.parameters, network.hidden, None)
+    race = train_network._race_evaluator()._race_sides
+    for row in (0, len(found["decision"]) - 1):
+        board = found["boards"][row]
+        other, mover = board[:25].tolist(), board[25:].tolist()
+        deep = policy.two_ply(mover, other, race, *TWO_PLY_REPLIES)
+        assert np.allclose(found["look"][row],
+                           train_network.flip_chances(np.array([deep]))[0])
+    assert not np.allclose(found["look"], shallow["look"])  # a deeper look, other values

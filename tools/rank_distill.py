@@ -11,7 +11,9 @@ network, with no gnubg output and no outside weights:
            plays by 0-ply and labels each with the network's own 1-ply value of it
            (`Mlp.one_ply`: every reply of the other side looked at). It also keeps the
            network's 0-ply chances of each candidate. One ``chunk_NNNNN.npz`` per chunk in
-           ``--out``, written whole or not at all, so an interrupted run resumes.
+           ``--out``, written whole or not at all, so an interrupted run resumes. ``--depth
+           2`` labels by the 2-ply player's look-ahead instead (`Mlp.two_ply`), about 50
+           times the cost.
 ``fit``    starts from ``--init`` (a fresh optimiser) and minimises, over batches of whole
            decisions, ``--self`` x the cross-entropy to the network's own 0-ply chances (it
            keeps the values' level and gammon rates where they were: a 1-ply label sits
@@ -20,7 +22,8 @@ network, with no gnubg output and no outside weights:
            labels' centred the same way (only the order inside a decision is taught). The
            running mean of the weights from epoch ``--average-from`` on is written to
            ``--out``. Each epoch prints, on held-out decisions, the centred RMS and the
-           regret: the 1-ply teacher's best minus its value of the network's choice.
+           regret: the teacher's best minus its value of the network's choice. ``--hidden``
+           widens ``--init`` first (Net2Net: the same values to start from).
 
 Why the self term matters: with little of it (``--self 5``) the network chose better at 0-ply
 but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on the judged set).

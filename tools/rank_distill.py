@@ -31,10 +31,15 @@ With ``--self 25`` that cost fell to +0.05 ± 0.18 there while the 0-ply gain st
 the 1-ply player still lost 0.008 ± 0.006 a game against the shipped network, the 0-ply one won
 0.006 ± 0.004 (training/README, the twentieth sitting). So it ships as the 0-ply player's
 network only (the twenty-first sitting: against gnubg 0-ply −0.007 ± 0.005 luck-adjusted, where
-the contact network made −0.024 on the same dice).
+the contact network made −0.024 on the same dice). The shipped file since the twenty-second
+sitting adds 35,000 decisions labelled by the 2-ply player (``--depth 2``), each counted four
+times (+0.004 ± 0.003 against the 1-ply-taught one; training/README has its exact recipe):
 
-    python tools/rank_distill.py label --out labels/ --chunks 0-205 --workers 2   # 25 min
-    python tools/rank_distill.py fit labels/ --init bgbot/players/data/contact.bgw \\
+    python tools/rank_distill.py label --out labels/ --chunks 0-205 --workers 2   # 30 min
+    python tools/rank_distill.py label --out deep/ --chunks 1000-1099 --games 10 \\
+        --candidates 4 --depth 2 --workers 2                                      # 36 min
+    # one folder of both (symbolic links; each deep chunk but the last four times)
+    python tools/rank_distill.py fit mixed/ --init bgbot/players/data/contact.bgw \\
         --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 25 --average-from 4
     python tools/rank_distill.py ship ranked.bgw     # once it has passed its test
 

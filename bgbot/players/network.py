@@ -90,7 +90,7 @@ play, its cube and the rollouts it plays), trained to order a roll's candidates 
 look-ahead orders them (``tools/rank_distill.py ship``). The look-ahead of 1-ply and 2-ply
 values its leaves with `SHIPPED_FILE`: the ranked network chooses better at 0-ply and values
 worse for a look-ahead (training/README, the twentieth and twenty-first sittings)."""
-SHIPPED_ZERO_PLY_SHA256 = "a0274f42140a8fe2fe5af0e4f5f6b1da9d3a1edaa02f1d453488ce8cfb02afc8"
+SHIPPED_ZERO_PLY_SHA256 = "7bd04bca32cbcfd1de7aa9c5ca6f326f0924a883fdd41e5436d2d544cb76520d"
 """The SHA-256 of `SHIPPED_ZERO_PLY_FILE` ("": none shipped; the 0-ply player uses
 `SHIPPED_FILE`)."""
 SHIPPED_RACE_FILE = Path(__file__).with_name("data") / "race.bgw"

@@ -146,3 +146,16 @@ def test_depth_2_labels_each_candidate_by_the_2ply_players_look_ahead() -> None:
         assert np.allclose(found["look"][row],
                            train_network.flip_chances(np.array([deep]))[0])
     assert not np.allclose(found["look"], shallow["look"])  # a deeper look, other values
+
+
+def test_a_label_folder_keeps_one_depth(tmp_path: Path) -> None:
+    labels = tmp_path / "labels"
+    made = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
+                           "--chunks", "0-0", "--games", "1", "--candidates", "2",
+                           "--workers", "1"], capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr
+    mixed = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
+                            "--chunks", "1-1", "--games", "1", "--depth", "2", "--workers", "1"],
+                           capture_output=True, text=True, timeout=600)
+    assert mixed.returncode != 0 and "depth 1, not --depth 2" in mixed.stderr
+    assert not (labels / "chunk_00001.npz").exists()

@@ -163,6 +163,12 @@ def _chunk_range(text: str) -> range:
 
 def label(args: argparse.Namespace) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
+    marker = args.out / "depth"
+    found = int(marker.read_text()) if marker.exists() else (
+        1 if any(args.out.glob("chunk_*.npz")) else args.depth)
+    if found != args.depth:  # resumed chunks would mix two teachers in one folder
+        sys.exit(f"{args.out} holds labels of depth {found}, not --depth {args.depth}: "
+                 "give each depth its own --out folder")
     network = WeightsFile.read(args.network)
     (args.out / "network.sha256").write_text(hashlib.sha256(network.to_bytes()).hexdigest()
                                              + f"  {args.network}\n")

@@ -87,7 +87,8 @@ SHIPPED_SHA256 = "6672964afd63aefd9ae6f0ae67f27f6860e48b2e595e45a0303332827444c5
 SHIPPED_ZERO_PLY_FILE = Path(__file__).with_name("data") / "contact-0ply.bgw"
 """The contact network of the 0-ply player alone (the agent ``heuristic`` at ``plies=0``: its
 play, its cube and the rollouts it plays), trained to order a roll's candidates as the 1-ply
-look-ahead orders them (``tools/rank_distill.py ship``). The look-ahead of 1-ply and 2-ply
+look-ahead orders them, and on some as the 2-ply player does (``tools/rank_distill.py
+ship``). The look-ahead of 1-ply and 2-ply
 values its leaves with `SHIPPED_FILE`: the ranked network chooses better at 0-ply and values
 worse for a look-ahead (training/README, the twentieth and twenty-first sittings)."""
 SHIPPED_ZERO_PLY_SHA256 = "7bd04bca32cbcfd1de7aa9c5ca6f326f0924a883fdd41e5436d2d544cb76520d"

@@ -17,6 +17,12 @@ from bgbot.players.network import WeightsFile, shipped_weights
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "rank_distill.py"
 
+def tool(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """tools/rank_distill.py run with ``args``, its output captured."""
+    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 pytestmark = pytest.mark.skipif(extension_status() != "ok" or shipped_weights() is None,
                                 reason="labels need the C extension and the shipped network")
 
@@ -54,22 +60,17 @@ def test_each_candidate_is_labelled_by_the_networks_one_ply_and_zero_ply_values(
 def test_a_fit_teaches_the_labels_order_and_writes_a_network_the_player_loads(
         tmp_path: Path) -> None:
     labels = tmp_path / "labels"
-    made = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
-                           "--chunks", "0-1", "--games", "3", "--candidates", "4",
-                           "--workers", "1"], capture_output=True, text=True, timeout=600)
+    made = tool("label", "--out", str(labels), "--chunks", "0-1", "--games", "3", "--candidates",
+                "4", "--workers", "1")
     assert made.returncode == 0, made.stderr
     assert sorted(p.name for p in labels.glob("chunk_*.npz")) == ["chunk_00000.npz",
                                                                  "chunk_00001.npz"]
-    again = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
-                            "--chunks", "0-1", "--workers", "1"],
-                           capture_output=True, text=True, timeout=600)
+    again = tool("label", "--out", str(labels), "--chunks", "0-1", "--workers", "1")
     assert again.stdout.count("already there") == 2  # an interrupted labelling resumes
 
     out = tmp_path / "ranked.bgw"
-    fitted = subprocess.run([sys.executable, str(TOOL), "fit", str(labels), "--out", str(out),
-                             "--hold-out", "0", "--epochs", "3", "--lr", "3e-4",
-                             "--self", "1", "--average-from", "0"],
-                            capture_output=True, text=True, timeout=600)
+    fitted = tool("fit", str(labels), "--out", str(out), "--hold-out", "0", "--epochs", "3", "--lr",
+                  "3e-4", "--self", "1", "--average-from", "0")
     assert fitted.returncode == 0, fitted.stderr
     lines = fitted.stdout.splitlines()
     start = next(line for line in lines if line.startswith("start:"))
@@ -85,23 +86,20 @@ def test_a_fit_teaches_the_labels_order_and_writes_a_network_the_player_loads(
 
 
 def test_label_chunks_must_be_a_range() -> None:
-    bad = subprocess.run([sys.executable, str(TOOL), "label", "--out", "x", "--chunks", "9-2"],
-                         capture_output=True, text=True, timeout=60)
+    bad = tool("label", "--out", "x", "--chunks", "9-2", timeout=60)
     assert bad.returncode == 2 and "FIRST-LAST" in bad.stderr
 
 
 def test_a_fit_can_widen_the_student_and_starts_from_the_same_play(tmp_path: Path) -> None:
     labels = tmp_path / "labels"
-    made = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
-                           "--chunks", "0-1", "--games", "2", "--candidates", "3",
-                           "--workers", "1"], capture_output=True, text=True, timeout=600)
+    made = tool("label", "--out", str(labels), "--chunks", "0-1", "--games", "2", "--candidates",
+                "3", "--workers", "1")
     assert made.returncode == 0, made.stderr
 
     def fit(*extra: str) -> tuple[list[str], Path]:
         out = tmp_path / f"ranked{len(extra)}.bgw"
-        done = subprocess.run([sys.executable, str(TOOL), "fit", str(labels), "--out", str(out),
-                               "--epochs", "1", "--average-from", "0", *extra],
-                              capture_output=True, text=True, timeout=600)
+        done = tool("fit", str(labels), "--out", str(out), "--epochs", "1", "--average-from", "0",
+                    *extra)
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines(), out
 
@@ -118,9 +116,7 @@ def test_a_fit_can_widen_the_student_and_starts_from_the_same_play(tmp_path: Pat
     weights = WeightsFile.read(out)
     assert weights.hidden == (144, 144, 144, 144)
     assert weights.provenance["rank_distill"]["hidden"] == [144, 144, 144, 144]
-    narrower = subprocess.run([sys.executable, str(TOOL), "fit", str(labels), "--out",
-                               str(tmp_path / "x.bgw"), "--hidden", "64,64,64,64"],
-                              capture_output=True, text=True, timeout=600)
+    narrower = tool("fit", str(labels), "--out", str(tmp_path / "x.bgw"), "--hidden", "64,64,64,64")
     assert narrower.returncode != 0 and "hidden layers" in narrower.stderr
 
 
@@ -150,12 +146,10 @@ def test_depth_2_labels_each_candidate_by_the_2ply_players_look_ahead() -> None:
 
 def test_a_label_folder_keeps_one_depth(tmp_path: Path) -> None:
     labels = tmp_path / "labels"
-    made = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
-                           "--chunks", "0-0", "--games", "1", "--candidates", "2",
-                           "--workers", "1"], capture_output=True, text=True, timeout=600)
+    made = tool("label", "--out", str(labels), "--chunks", "0-0", "--games", "1", "--candidates",
+                "2", "--workers", "1")
     assert made.returncode == 0, made.stderr
-    mixed = subprocess.run([sys.executable, str(TOOL), "label", "--out", str(labels),
-                            "--chunks", "1-1", "--games", "1", "--depth", "2", "--workers", "1"],
-                           capture_output=True, text=True, timeout=600)
+    mixed = tool("label", "--out", str(labels), "--chunks", "1-1", "--games", "1", "--depth", "2",
+                 "--workers", "1")
     assert mixed.returncode != 0 and "depth 1, not --depth 2" in mixed.stderr
     assert not (labels / "chunk_00001.npz").exists()

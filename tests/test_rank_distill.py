@@ -153,3 +153,41 @@ def test_a_label_folder_keeps_one_depth(tmp_path: Path) -> None:
                  "--workers", "1")
     assert mixed.returncode != 0 and "depth 1, not --depth 2" in mixed.stderr
     assert not (labels / "chunk_00001.npz").exists()
+
+
+def test_a_fit_of_several_folders_counts_each_folders_chunks_n_times(tmp_path: Path) -> None:
+    ones, twos = tmp_path / "ones", tmp_path / "twos"
+    for folder, chunks in ((ones, "0-1"), (twos, "2-3")):
+        made = tool("label", "--out", str(folder), "--chunks", chunks, "--games", "1",
+                    "--candidates", "3", "--workers", "1")
+        assert made.returncode == 0, made.stderr
+    # the same fit from one folder of copies, as the shipped network's recipe made it: each
+    # chunk of `twos` but the last twice, the last held out
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for name in ("chunk_00000.npz", "chunk_00001.npz"):
+        (copies / name).symlink_to(ones / name)
+    for n in (1, 2):
+        (copies / f"chunk_00002_copy{n}.npz").symlink_to(twos / "chunk_00002.npz")
+    (copies / "chunk_99999.npz").symlink_to(twos / "chunk_00003.npz")
+
+    def fit(out: str, *labels: Path | str) -> WeightsFile:
+        done = tool("fit", *map(str, labels), "--out", str(tmp_path / out), "--epochs", "2",
+                    "--average-from", "0")
+        assert done.returncode == 0, done.stderr
+        return WeightsFile.read(tmp_path / out)
+
+    several = fit("several.bgw", ones, f"{twos}:2")
+    linked = fit("linked.bgw", copies)
+    once = fit("once.bgw", ones, twos)
+    assert several.parameters == linked.parameters
+    assert several.parameters != once.parameters  # the copies count
+    assert several.provenance["rank_distill"]["labels"] == [f"{ones}:1", f"{twos}:2"]
+    assert several.provenance["rank_distill"]["chunks"] == [2, 2]
+    assert linked.provenance["rank_distill"]["labels"] == str(copies)  # one folder as before
+
+    zero = tool("fit", str(ones), f"{twos}:0", "--out", str(tmp_path / "x.bgw"), timeout=60)
+    assert zero.returncode == 2 and "N >= 1" in zero.stderr
+    short = tool("fit", str(twos), str(ones / "none"), "--out", str(tmp_path / "x.bgw"),
+                 timeout=60)
+    assert short.returncode != 0 and "held out from the last folder" in short.stderr

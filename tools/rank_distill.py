@@ -23,7 +23,8 @@ network, with no gnubg output and no outside weights:
            running mean of the weights from epoch ``--average-from`` on is written to
            ``--out``. Each epoch prints, on held-out decisions, the centred RMS and the
            regret: the teacher's best minus its value of the network's choice. ``--hidden``
-           widens ``--init`` first (Net2Net: the same values to start from).
+           widens ``--init`` first (Net2Net: the same values to start from). It reads one
+           folder of chunks or several, ``FOLDER:N`` counting each chunk of a folder N times.
 
 Why the self term matters: with little of it (``--self 5``) the network chose better at 0-ply
 but the 1-ply player valued its leaves worse (+0.28 milli-points a decision on the judged set).
@@ -38,8 +39,8 @@ times (+0.004 ± 0.003 against the 1-ply-taught one; training/README has its exa
     python tools/rank_distill.py label --out labels/ --chunks 0-205 --workers 2   # 30 min
     python tools/rank_distill.py label --out deep/ --chunks 1000-1099 --games 10 \\
         --candidates 4 --depth 2 --workers 2                                      # 36 min
-    # one folder of both (symbolic links; each deep chunk but the last four times)
-    python tools/rank_distill.py fit mixed/ --init bgbot/players/data/contact.bgw \\
+    # the 1-ply chunks once, each deep chunk but the last (held out) four times
+    python tools/rank_distill.py fit labels/ deep/:4 --init bgbot/players/data/contact.bgw \\
         --out ranked.bgw --epochs 12 --lr 1e-4 --rank 10 --self 25 --average-from 4
     python tools/rank_distill.py ship ranked.bgw     # once it has passed its test
 
@@ -268,14 +269,37 @@ def fit_epoch(model: Model, data: Decisions, rng: np.random.Generator, args: arg
                        args.output_decay)
 
 
+def label_folders(text: str) -> tuple[Path, int]:
+    """``FOLDER`` or ``FOLDER:N``: a folder of label chunks, each counted N times (1 if not
+    given) in the fit."""
+    folder, colon, copies = text.rpartition(":")
+    if not colon or not copies.isdigit():
+        return Path(text), 1
+    if int(copies) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a folder is counted N >= 1 times, not {copies}")
+    return Path(folder), int(copies)
+
+
+def chunk_files(folder: Path) -> list[Path]:
+    """The complete label chunks of ``folder`` in chunk order (an interrupted one left out)."""
+    return [f for f in sorted(folder.glob("chunk_*.npz")) if not f.name.endswith(".partial.npz")]
+
+
 def fit(args: argparse.Namespace) -> None:
-    files = sorted(args.labels.glob("chunk_*.npz"))
-    files = [f for f in files if not f.name.endswith(".partial.npz")]
-    if len(files) <= args.hold_out:
-        sys.exit(f"{args.labels} has {len(files)} label chunks: need more than --hold-out "
-                 f"{args.hold_out} (make them with: rank_distill.py label --out {args.labels})")
-    train = Decisions(files[:-args.hold_out] if args.hold_out else files, args.smooth)
-    held = Decisions(files[-args.hold_out:], args.smooth) if args.hold_out else train
+    folders: list[tuple[Path, int]] = args.labels
+    found = [(folder, copies, chunk_files(folder)) for folder, copies in folders]
+    last_folder, _, last_files = found[-1]
+    if len(last_files) <= args.hold_out:
+        sys.exit(f"{last_folder} has {len(last_files)} label chunks: need more than --hold-out "
+                 f"{args.hold_out}, held out from the last folder (make them with: "
+                 f"rank_distill.py label --out {last_folder})")
+    cut = len(last_files) - args.hold_out
+    # each chunk's copies together, in folder then chunk order (as one folder of copies sorts)
+    train_files = [f for i, (_, copies, files) in enumerate(found)
+                   for f in (files[:cut] if i == len(found) - 1 else files)
+                   for _ in range(copies)]
+    train = Decisions(train_files, args.smooth)
+    held = Decisions(last_files[cut:], args.smooth) if args.hold_out else train
     print(f"{len(train):,} decisions ({len(train.x):,} candidates) to fit, {len(held):,} held "
           f"out", flush=True)
     init = WeightsFile.read(args.init)
@@ -295,11 +319,16 @@ def fit(args: argparse.Namespace) -> None:
               f"({time.time() - started:.0f} s)", flush=True)
     provenance = {**init.provenance, "tool": "tools/rank_distill.py",
                   "rank_distill": {"init_sha256": hashlib.sha256(init.to_bytes()).hexdigest(),
-                                   "labels": str(args.labels), "chunks": len(files),
+                                   "labels": str(last_folder),
+                                   "chunks": len(last_files),
                                    "epochs": args.epochs, "lr": args.lr, "rank": args.rank,
                                    "self": args.self_weight, "average_from": args.average_from,
                                    "seed": args.seed}}
-    if args.hidden is not None:  # only then: a rebuild of the shipped file stays bit-identical
+    # only when given: a rebuild of the shipped file stays bit-identical
+    if len(folders) > 1 or folders[0][1] > 1:
+        provenance["rank_distill"]["labels"] = [f"{f}:{copies}" for f, copies in folders]
+        provenance["rank_distill"]["chunks"] = [len(files) for _, _, files in found]
+    if args.hidden is not None:
         provenance["rank_distill"]["hidden"] = list(model.hidden)
     layers = model.export(average=bool(args.average_from and model.average is not None))
     sha = WeightsFile.from_arrays(layers, provenance).write(args.out)
@@ -326,7 +355,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "2-ply player's (about 50 times slower: 75 ms a candidate)")
     lab.add_argument("--workers", type=int, default=2)
     fit_parser = sub.add_parser("fit", help="fit a network to the labels' ranking")
-    fit_parser.add_argument("labels", type=Path, help="the folder `label` wrote")
+    fit_parser.add_argument(
+        "labels", type=label_folders, nargs="+", metavar="FOLDER[:N]",
+        help="folders `label` wrote, each chunk of FOLDER:N counted N times (e.g. 1-ply labels "
+             "once and 2-ply ones four times: `fit ones/ twos/:4`); --hold-out chunks are held "
+             "out from the last folder")
     fit_parser.add_argument("--init", type=Path, default=ROOT / "bgbot/players/data/contact.bgw")
     fit_parser.add_argument("--out", type=Path, required=True, help="the weights file to write")
     fit_parser.add_argument("--hidden", type=lambda t: [int(w) for w in t.split(",")],

@@ -188,6 +188,9 @@ def test_a_fit_of_several_folders_counts_each_folders_chunks_n_times(tmp_path: P
 
     zero = tool("fit", str(ones), f"{twos}:0", "--out", str(tmp_path / "x.bgw"), timeout=60)
     assert zero.returncode == 2 and "N >= 1" in zero.stderr
-    short = tool("fit", str(twos), str(ones / "none"), "--out", str(tmp_path / "x.bgw"),
+    missing = tool("fit", str(ones / "none"), str(twos), "--out", str(tmp_path / "x.bgw"),
+                   timeout=60)
+    assert missing.returncode != 0 and "none holds no label chunks" in missing.stderr
+    short = tool("fit", str(ones), str(twos), "--hold-out", "2", "--out", str(tmp_path / "x.bgw"),
                  timeout=60)
     assert short.returncode != 0 and "held out from the last folder" in short.stderr

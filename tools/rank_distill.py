@@ -288,6 +288,10 @@ def chunk_files(folder: Path) -> list[Path]:
 def fit(args: argparse.Namespace) -> None:
     folders: list[tuple[Path, int]] = args.labels
     found = [(folder, copies, chunk_files(folder)) for folder, copies in folders]
+    for folder, _, files in found:
+        if not files:
+            sys.exit(f"{folder} holds no label chunks (make them with: rank_distill.py label "
+                     f"--out {folder})")
     last_folder, _, last_files = found[-1]
     if len(last_files) <= args.hold_out:
         sys.exit(f"{last_folder} has {len(last_files)} label chunks: need more than --hold-out "

@@ -12,8 +12,8 @@ network, with no gnubg output and no outside weights:
            (`Mlp.one_ply`: every reply of the other side looked at). It also keeps the
            network's 0-ply chances of each candidate. One ``chunk_NNNNN.npz`` per chunk in
            ``--out``, written whole or not at all, so an interrupted run resumes. ``--depth
-           2`` labels by the 2-ply player's look-ahead instead (`Mlp.two_ply`), about 50
-           times the cost.
+           2`` labels by the 2-ply player's look-ahead instead (`Mlp.two_ply`), about 20
+           times the cost a candidate.
 ``fit``    starts from ``--init`` (a fresh optimiser) and minimises, over batches of whole
            decisions, ``--self`` x the cross-entropy to the network's own 0-ply chances (it
            keeps the values' level and gammon rates where they were: a 1-ply label sits
@@ -106,7 +106,7 @@ def label_chunk(network: WeightsFile, chunk: int, games: int, candidates: int,
     [n x 50] (the side on roll after the move first), ``look`` and ``own`` [n x 5] (that side's
     chances by the look-ahead of ``depth`` plies and by 0-ply), ``decision`` [n] (which
     decision each candidate is of). Depth 2 is the 2-ply player's look-ahead
-    (`heuristic.TWO_PLY_REPLIES`), about 50 times the cost of depth 1."""
+    (`heuristic.TWO_PLY_REPLIES`), about 20 times the cost of depth 1 a candidate."""
     policy = _policy(network.parameters, network.hidden, None)
     race = _race_evaluator()._race_sides
     boards = _generate((network.parameters, network.hidden, None, seed * 1_000_000 + chunk,
@@ -356,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      help="chunk k's games are played with the seed SEED x 1,000,000 + k")
     lab.add_argument("--depth", type=int, choices=(1, 2), default=1,
                      help="label each candidate by the 1-ply look-ahead (default) or by the "
-                     "2-ply player's (about 50 times slower: 75 ms a candidate)")
+                     "2-ply player's (about 20 times slower: 30 ms a candidate)")
     lab.add_argument("--workers", type=int, default=2)
     fit_parser = sub.add_parser("fit", help="fit a network to the labels' ranking")
     fit_parser.add_argument(

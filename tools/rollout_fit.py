@@ -47,7 +47,7 @@ import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+from typing import Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -87,8 +87,9 @@ def _plans(text: str) -> tuple[str, ...]:
     plans = tuple(p.strip() for p in text.split(",") if p.strip())
     unknown = [p for p in plans if p not in GAME_PLANS]
     if not plans or unknown:
+        what = f"no game plan {', '.join(map(repr, unknown))}" if unknown else "no game plan"
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give game plans separated by commas, of {', '.join(GAME_PLANS)}")
+            f"{text!r}: {what}; give game plans separated by commas, of {', '.join(GAME_PLANS)}")
     return plans
 
 

@@ -63,7 +63,7 @@ import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Sequence  # noqa: E402
+from typing import Callable, Sequence, TypeVar  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -92,6 +92,7 @@ from train_network import (  # noqa: E402
 
 OUTCOME_EQUITY = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
 """Cubeless equity of each of the six exclusive outcomes (the model's output order)."""
+J = TypeVar("J")
 ROLL_SALT = 77
 """Chunk k draws its rolls from ``default_rng([k, ROLL_SALT])``; its games are played with the
 seed ``--seed`` x 1,000,000 + k (so the labels' games are not a training run's games)."""
@@ -137,6 +138,26 @@ def label_chunk(network: WeightsFile, chunk: int, games: int, candidates: int,
             "decision": np.array(decision, dtype=np.int32)}
 
 
+def write_chunk(target: Path, found: dict[str, np.ndarray]) -> None:
+    """Write a chunk's arrays to ``target`` whole or not at all (a ``.partial.npz`` renamed
+    into place), so that a stopped labelling run resumes at the first chunk missing."""
+    partial = target.with_name(target.name.replace(".npz", ".partial.npz"))
+    np.savez(partial, **found)  # type: ignore[arg-type]
+    partial.rename(target)
+
+
+def run_jobs(work: Callable[[J], str], jobs: Sequence[J], workers: int) -> None:
+    """Run labelling jobs, on ``workers`` spawned processes when more than one, printing each
+    job's line as it finishes."""
+    if workers > 1:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            for line in pool.imap_unordered(work, jobs):
+                print(line, flush=True)
+    else:
+        for job in jobs:
+            print(work(job), flush=True)
+
+
 def _label_job(job: tuple[Path, Path, int, int, int, int, int]) -> str:
     network_path, out, chunk, games, candidates, seed, depth = job
     target = out / f"chunk_{chunk:05d}.npz"
@@ -144,9 +165,7 @@ def _label_job(job: tuple[Path, Path, int, int, int, int, int]) -> str:
         return f"chunk {chunk}: already there"
     started = time.time()
     found = label_chunk(WeightsFile.read(network_path), chunk, games, candidates, seed, depth)
-    partial = out / f"chunk_{chunk:05d}.partial.npz"
-    np.savez(partial, **found)
-    partial.rename(target)
+    write_chunk(target, found)
     return (f"chunk {chunk}: {int(found['decision'][-1]) + 1 if len(found['decision']) else 0}"
             f" decisions, {len(found['boards'])} candidates, {time.time() - started:.0f} s")
 
@@ -177,13 +196,7 @@ def label(args: argparse.Namespace) -> None:
         (args.out / "depth").write_text(f"{args.depth}\n")
     jobs = [(args.network, args.out, k, args.games, args.candidates, args.seed, args.depth)
             for k in args.chunks]
-    if args.workers > 1:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            for line in pool.imap_unordered(_label_job, jobs):
-                print(line, flush=True)
-    else:
-        for job in jobs:
-            print(_label_job(job), flush=True)
+    run_jobs(_label_job, jobs, args.workers)
 
 
 # ------------------------------------------------------------------------------------ fit

@@ -51,7 +51,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
-import multiprocessing  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -69,7 +68,13 @@ from bgbot.players.network import WeightsFile  # noqa: E402
 from bgbot.players.position_class import GAME_PLANS, game_plan  # noqa: E402
 from bgbot.rollout import RolloutSettings, rollout_position  # noqa: E402
 from bgbot.rollout.dice import mix64  # noqa: E402
-from rank_distill import OUTCOME_EQUITY, _chunk_range, chunk_files  # noqa: E402
+from rank_distill import (  # noqa: E402
+    OUTCOME_EQUITY,
+    _chunk_range,
+    chunk_files,
+    run_jobs,
+    write_chunk,
+)
 from train_network import (  # noqa: E402
     Model,
     _generate,
@@ -153,9 +158,7 @@ def _label_job(job: tuple[Path, int, argparse.Namespace]) -> str:
         return f"chunk {chunk}: already there"
     started = time.time()
     found = label_chunk(WeightsFile.read(network_path), chunk, args)
-    partial = args.out / f"chunk_{chunk:05d}.partial.npz"
-    np.savez(partial, **found)
-    partial.rename(target)
+    write_chunk(target, found)
     return (f"chunk {chunk}: {len(found['boards'])} labelled, {len(found['controls'])} controls,"
             f" mean SE {found['se'].mean() if len(found['se']) else 0:.4f},"
             f" {time.time() - started:.0f} s")
@@ -175,13 +178,7 @@ def label(args: argparse.Namespace) -> None:
                  "labels their own --out folder, or the same options as before")
     marker.write_text(json.dumps(settings, indent=1) + "\n")
     jobs = [(args.network, k, args) for k in args.chunks]
-    if args.workers > 1:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            for line in pool.imap_unordered(_label_job, jobs):
-                print(line, flush=True)
-    else:
-        for job in jobs:
-            print(_label_job(job), flush=True)
+    run_jobs(_label_job, jobs, args.workers)
 
 
 # ------------------------------------------------------------------------------------ fit

@@ -3,7 +3,7 @@ every agent kind (random ones and 1-ply included, gnubg when installed); each fi
 ``.mat`` must equal its uninterrupted twin (played in-process, as ``bgbot play`` plays it), and
 no process the killed daemon started may outlive it.
 
-Slow (minutes): ``python -m pytest -m slow tests/test_soak.py -s`` prints its figures.
+Slow (minutes): ``python -m pytest -m slow tests/test_soak.py -s -n 0`` prints its figures.
 """
 
 from __future__ import annotations

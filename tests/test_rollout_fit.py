@@ -120,3 +120,48 @@ def test_a_fit_moves_the_network_towards_the_labels_and_writes_a_loadable_networ
 def test_fit_refuses_a_folder_without_enough_chunks(tmp_path: Path) -> None:
     done = tool("fit", str(tmp_path), "--out", str(tmp_path / "x.bgw"))
     assert done.returncode != 0 and "make them with: rollout_fit.py label" in done.stderr
+
+
+def test_race_labels_are_races_and_fit_a_race_network_nearer_them_than_the_formula(
+        tmp_path: Path) -> None:
+    labels = tmp_path / "race"
+    done = tool("label", "--phase", "race", "--out", str(labels), "--chunks", "0-3", "--every",
+                "1", "--control-every", "0", "--player", "heuristic", "--truncate", "0",
+                "--trials", "36", "--games", "2", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    found = load(labels / "chunk_00000.npz")
+    assert len(found["boards"]) > 0 and len(found["controls"]) == 0
+    for board in found["boards"]:
+        position = Position._trusted(tuple(map(int, board[25:])), tuple(map(int, board[:25])))
+        assert not position.is_contact() and game_plan(position) == "race"
+    out = tmp_path / "race.bgw"
+    # from the shipped contact network: it starts far from the races' values, and a few epochs
+    # of the labels bring it nearer them
+    fitted = tool("fit", str(labels), "--out", str(out), "--hold-out", "1", "--epochs", "4",
+                  "--lr", "3e-4", "--self", "0", "--anchor-decay", "0")
+    assert fitted.returncode == 0, fitted.stderr
+    assert "the race formula: labelled RMS" in fitted.stdout
+    network = WeightsFile.read(out, phase="race")
+    assert network.provenance["rollout_fit"]["label_settings"]["phase"] == "race"
+    sys.path.insert(0, str(TOOL.parent))
+    import rollout_fit
+    import train_network
+
+    shipped = shipped_weights()
+    assert shipped is not None
+    contact = (shipped.parameters, shipped.hidden, "race")
+    files = sorted(labels.glob("chunk_*.npz"))[:-1]
+    start = train_network.model_of_weights(shipped, 1, 0.5, contact)
+    after = train_network.model_of_weights(network, 1, 0.5, contact)
+    data = rollout_fit.Labelled(files, start, 0.0)
+    assert rollout_fit.figures(after, data)[0] < rollout_fit.figures(start, data)[0]
+    # a race network goes on from itself on race labels, and is refused for contact labels
+    again = tool("fit", str(labels), "--init", str(out), "--out", str(tmp_path / "again.bgw"),
+                 "--hold-out", "1", "--epochs", "1", "--self", "0")
+    assert again.returncode == 0, again.stderr
+    contact_labels = tmp_path / "contact"
+    assert tool("label", "--out", str(contact_labels), "--chunks", "0-0", *QUICK).returncode == 0
+    wrong = tool("fit", str(contact_labels), "--init", str(out), "--out",
+                 str(tmp_path / "x.bgw"), "--hold-out", "0", "--epochs", "1")
+    assert wrong.returncode != 0
+    assert "is a race network: contact labels fit a contact network" in wrong.stderr

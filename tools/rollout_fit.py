@@ -15,14 +15,21 @@ outside weights.
            the board, so a label does not depend on the chunking). Every ``--control-every``-th
            other contact position is kept unlabelled: the fit holds the network's own values
            there. One ``chunk_NNNNN.npz`` per chunk in ``--out``, written whole or not at all,
-           so a stopped run resumes where it stopped.
+           so a stopped run resumes where it stopped. ``--phase race`` labels the races
+           outside the bear-off database instead (the self-play of the same network with the
+           race formula, every recorded race; ``--plans`` race, no controls with
+           ``--control-every 0``): the labels of a race network, which a played-out rollout
+           by the 0-ply player gives in a third of a second.
 ``fit``    starts from ``--init`` (a fresh optimiser) and minimises ``--value`` x the
            cross-entropy of the labelled positions to their rollout chances plus ``--self`` x
            the cross-entropy of every position (labelled and control) to ``--init``'s own
            chances, with ``--anchor-decay`` pulling the weights towards ``--init``'s. Each
            epoch prints, on the held-out chunks, the labelled positions' equity RMS from their
            rollouts and the control positions' drift from the start. The running mean of the
-           weights from epoch ``--average-from`` on is written to ``--out``.
+           weights from epoch ``--average-from`` on is written to ``--out``. Race labels fit
+           a race network (``--init`` a race or a contact network; one made for an earlier
+           bgbot's inputs is carried over with zero weights on the later ones), and the race
+           formula's RMS on the held-out labels is printed beside it.
 
     python tools/rollout_fit.py label --out labels/ --chunks 0-199 --workers 2
     python tools/rollout_fit.py fit labels/ --out valued.bgw
@@ -64,7 +71,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from bgbot.core.context import Context  # noqa: E402
 from bgbot.core.position import Position  # noqa: E402
-from bgbot.players.network import WeightsFile  # noqa: E402
+from bgbot.players.evaluator import HeuristicEvaluator  # noqa: E402
+from bgbot.players.network import WeightsError, WeightsFile  # noqa: E402
 from bgbot.players.position_class import GAME_PLANS, game_plan  # noqa: E402
 from bgbot.rollout import RolloutSettings, rollout_position  # noqa: E402
 from bgbot.rollout.dice import mix64  # noqa: E402
@@ -112,7 +120,12 @@ def label_chunk(network: WeightsFile, chunk: int, args: argparse.Namespace
     ``boards`` [n x 50] (the side on roll first), ``look`` [n x 5] (its chances by the
     rollout), ``se`` [n] (the rollout equity's standard error), ``plan`` [n] (index in
     `GAME_PLANS`), ``controls`` [m x 50]."""
-    records = _generate((network.parameters, network.hidden, None,
+    # a contact run's self-play records contact positions; a race run's, played by the same
+    # network with the race formula, records the races outside the bear-off database
+    contact = None if args.phase == "contact" else (network.parameters, network.hidden,
+                                                    args.phase)
+    blob = network.parameters if contact is None else None
+    records = _generate((blob, network.hidden, contact,
                          args.seed * 1_000_000 + GAME_SEED + chunk, args.games, 0.0, 0, 0))[0]
     settings = dict(player=args.player, trials=args.trials, truncate=args.truncate, vr=True,
                     cubeful=False)
@@ -125,12 +138,12 @@ def label_chunk(network: WeightsFile, chunk: int, args: argparse.Namespace
     for k in range(len(records) // 50):
         board = records[50 * k:50 * k + 50]
         position = Position._trusted(tuple(board[25:]), tuple(board[:25]))
-        if not position.is_contact():
+        if args.phase == "contact" and not position.is_contact():
             continue
         plan = game_plan(position)
         if plan not in args.plans:
             others += 1
-            if others % args.control_every == 0:
+            if args.control_every and others % args.control_every == 0:
                 controls.append(board)
             continue
         chosen += 1
@@ -170,6 +183,7 @@ def label(args: argparse.Namespace) -> None:
     settings = {"network": str(args.network),
                 "network_sha256": hashlib.sha256(network.to_bytes()).hexdigest(),
                 "player": args.player, "trials": args.trials, "truncate": args.truncate,
+                **({} if args.phase == "contact" else {"phase": args.phase}),
                 "plans": list(args.plans), "every": args.every,
                 "control_every": args.control_every, "games": args.games, "seed": args.seed}
     marker = args.out / "settings.json"
@@ -195,6 +209,8 @@ class Labelled:
                 look.append(found["look"])
                 controls.append(found["controls"])
         labelled = np.concatenate(boards)
+        self.boards = labelled
+        """The labelled positions (the side on roll first), as `label_chunk` keeps them."""
         self.n_labelled = len(labelled)
         self.x, self.allowed = encode(np.concatenate([labelled, *controls]).tobytes())
         target = fold_impossible(outcomes_from_chances(np.concatenate(look)),
@@ -219,6 +235,34 @@ def figures(model: Model, data: Labelled) -> tuple[float, float]:
             float(np.sqrt((drift ** 2).mean())) if len(drift) else 0.0)
 
 
+def formula_rms(data: Labelled) -> float:
+    """The equity RMS of the race formula (what a race network replaces) from the labels of
+    ``data``'s labelled positions."""
+    formula = HeuristicEvaluator(race_network=False).formula
+    errors = [formula.evaluate_sides(tuple(map(int, board[:25])),
+                                     tuple(map(int, board[25:]))).equity()
+              - float(look @ OUTCOME_EQUITY)
+              for board, look in zip(data.boards, data.look)]
+    return float(np.sqrt(np.mean(np.square(errors)))) if errors else 0.0
+
+
+def _init_network(path: Path) -> WeightsFile:
+    """``--init``: a network of this bgbot's inputs, or of an earlier bgbot's (the first of
+    today's inputs: carried over with zero weights on the others, as training does)."""
+    try:
+        return WeightsFile.read(path)
+    except WeightsError as error:
+        if not path.is_file():
+            sys.exit(f"--init: {error}")
+        try:
+            carried = WeightsFile.with_prefix_inputs(path.read_bytes(), str(path))
+        except WeightsError:
+            sys.exit(f"--init: {error}")
+    print(f"{path}: a network of an earlier bgbot's inputs, carried over with zero weights on "
+          "the inputs added since", flush=True)
+    return carried
+
+
 def fit_epoch(model: Model, data: Labelled, rng: np.random.Generator, args: argparse.Namespace
               ) -> None:
     """One pass over every position in shuffled batches of ``--batch``."""
@@ -240,8 +284,19 @@ def fit(args: argparse.Namespace) -> None:
     if len(files) <= args.hold_out:
         sys.exit(f"{args.labels} has {len(files)} label chunks: need more than --hold-out "
                  f"{args.hold_out} (make them with: rollout_fit.py label --out {args.labels})")
-    init = WeightsFile.read(args.init)
-    model = model_of_weights(init, args.seed, args.sd_floor)
+    init = _init_network(args.init)
+    settings = json.loads((args.labels / "settings.json").read_text())
+    phase = settings.get("phase", "contact")
+    if init.phase not in (phase, "contact"):
+        what = "a contact network" if phase == "contact" else f"a {phase} or a contact network"
+        sys.exit(f"--init {args.init} is a {init.phase} network: {phase} labels fit {what}")
+    contact = None
+    if phase != "contact":
+        # a race network's input scaling is measured on the races of the self-play of the
+        # contact network that made the labels' positions
+        network = WeightsFile.read(Path(settings["network"]), phase="contact")
+        contact = (network.parameters, network.hidden, phase)
+    model = model_of_weights(init, args.seed, args.sd_floor, contact)
     model.anchor = [p.copy() for p in model.params]
     cut = len(files) - args.hold_out
     train = Labelled(files[:cut], model, args.smooth)
@@ -251,6 +306,8 @@ def fit(args: argparse.Namespace) -> None:
           f"{len(held) - held.n_labelled:,}", flush=True)
     rms, drift = figures(model, held)
     print(f"start: labelled RMS {rms:.5f}, control drift {drift:.5f}", flush=True)
+    if phase == "race":
+        print(f"the race formula: labelled RMS {formula_rms(held):.5f}", flush=True)
     rng = np.random.default_rng([args.seed, LABEL_SALT])
     for epoch in range(1, args.epochs + 1):
         started = time.time()
@@ -260,7 +317,6 @@ def fit(args: argparse.Namespace) -> None:
         rms, drift = figures(model, held)
         print(f"epoch {epoch}: labelled RMS {rms:.5f}, control drift {drift:.5f} "
               f"({time.time() - started:.0f} s)", flush=True)
-    settings = json.loads((args.labels / "settings.json").read_text())
     provenance = {**init.provenance, "tool": "tools/rollout_fit.py",
                   "rollout_fit": {"init_sha256": hashlib.sha256(init.to_bytes()).hexdigest(),
                                   "labels": str(args.labels), "chunks": len(files),
@@ -269,7 +325,7 @@ def fit(args: argparse.Namespace) -> None:
                                   "anchor_decay": args.anchor_decay,
                                   "average_from": args.average_from, "seed": args.seed}}
     layers = model.export(average=bool(args.average_from and model.average is not None))
-    sha = WeightsFile.from_arrays(layers, provenance).write(args.out)
+    sha = WeightsFile.from_arrays(layers, provenance, phase).write(args.out)
     print(f"wrote {args.out} (SHA-256 {sha[:16]}...)")
 
 
@@ -284,14 +340,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     lab.add_argument("--network", type=Path, default=ROOT / "bgbot/players/data/contact.bgw",
                      help="the network whose self-play gives the positions (default: shipped)")
     lab.add_argument("--games", type=int, default=4, help="self-play games per chunk")
-    lab.add_argument("--plans", type=_plans, default=DEFAULT_PLANS,
+    lab.add_argument("--phase", choices=("contact", "race"), default="contact",
+                     help="the positions self-play records: contact positions (default), or "
+                     "races outside the bear-off database, for a race network")
+    lab.add_argument("--plans", type=_plans, default=None,
                      help="game plans to label, comma-separated (default: "
-                     f"{','.join(DEFAULT_PLANS)})")
+                     f"{','.join(DEFAULT_PLANS)}; with --phase race: race)")
     lab.add_argument("--every", type=int, default=3,
                      help="label every N-th position of those plans (positions of one game "
                      "lie close together)")
     lab.add_argument("--control-every", type=int, default=4,
-                     help="keep every N-th contact position of the other plans unlabelled")
+                     help="keep every N-th contact position of the other plans unlabelled "
+                     "(0: none)")
     lab.add_argument("--player", default="heuristic:plies=1",
                      help="the agent spec that rolls out (default: the 1-ply player)")
     lab.add_argument("--trials", type=int, default=36, help="trials a position (a multiple of 36)")
@@ -325,6 +385,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "label":
         if args.trials % 36 or args.trials < 36:
             parser.error(f"--trials {args.trials}: a multiple of 36")
+        if args.control_every < 0:
+            parser.error(f"--control-every {args.control_every}: 0 (none) or more")
+        if args.plans is None:
+            args.plans = DEFAULT_PLANS if args.phase == "contact" else ("race",)
         label(args)
     else:
         fit(args)

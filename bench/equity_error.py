@@ -6,10 +6,12 @@ and mean difference of bgbot's cubeless equity and win chance from gnubg's, and 
 equity difference (a saturated output, e.g. a "certain backgammon", shows there first).
 gnubg is only measured against here, never trained on (issue 14).
 
-    python bench/equity_error.py [--eval net|linear] [--weights PATH] [--crashed PATH]
+    python bench/equity_error.py [--eval net|linear] [--weights PATH] [--crashed PATH] [--race PATH]
 
 ``--crashed``: a network for crashed positions (``tools/train_network.py --phase crashed``),
-as ``heuristic:crashed=PATH`` uses it (bgbot's own class decides where it applies).
+as ``heuristic:crashed=PATH`` uses it (bgbot's own class decides where it applies);
+``--race``: a race network (``tools/train_network.py --phase race``, ``tools/rollout_fit.py``
+race labels), as ``heuristic:race=PATH`` uses it, for the races outside the bear-off database.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def main() -> None:
     parser.add_argument("--weights", type=Path, default=None)
     parser.add_argument("--crashed", type=Path, default=None,
                         help="a network for crashed positions")
+    parser.add_argument("--race", type=Path, default=None,
+                        help="a network for races outside the bear-off database")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     from bgbot.core.position import Position
@@ -41,8 +45,10 @@ def main() -> None:
 
     network = WeightsFile.read(args.weights) if args.weights else None
     crashed = WeightsFile.read(args.crashed, phase="crashed") if args.crashed else None
+    race = WeightsFile.read(args.race, phase="race") if args.race else None
     evaluator = HeuristicEvaluator(eval=args.eval or ("net" if network else None),
-                                   network=network, crashed_network=crashed)
+                                   network=network, crashed_network=crashed,
+                                   race_network=race)
     errors: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for line in args.data.open():
         record = json.loads(line)
@@ -54,6 +60,7 @@ def main() -> None:
     print(f"evaluation {evaluator.eval}"
           + (f" ({args.weights})" if args.weights else "")
           + (f", crashed {args.crashed}" if args.crashed else "")
+          + (f", race {args.race}" if args.race else "")
           + ": bgbot - gnubg 0-ply, cubeless")
     print(f"{'class':10} {'n':>5} {'equity RMS':>11} {'mean':>8} {'max':>7} {'win RMS':>9} "
           f"{'mean':>8}")

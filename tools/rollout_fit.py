@@ -294,7 +294,11 @@ def fit(args: argparse.Namespace) -> None:
     if phase != "contact":
         # a race network's input scaling is measured on the races of the self-play of the
         # contact network that made the labels' positions
-        network = WeightsFile.read(Path(settings["network"]), phase="contact")
+        try:
+            network = WeightsFile.read(Path(settings["network"]), phase="contact")
+        except WeightsError as error:
+            sys.exit(f"{args.labels}: the contact network its labels were made with is needed "
+                     f"to fit a {phase} network ({error})")
         contact = (network.parameters, network.hidden, phase)
     model = model_of_weights(init, args.seed, args.sd_floor, contact)
     model.anchor = [p.copy() for p in model.params]

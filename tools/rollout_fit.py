@@ -248,7 +248,8 @@ def formula_rms(data: Labelled) -> float:
 
 def _init_network(path: Path) -> WeightsFile:
     """``--init``: a network of this bgbot's inputs, or of an earlier bgbot's (the first of
-    today's inputs: carried over with zero weights on the others, as training does)."""
+    today's inputs), carried over by `WeightsFile.with_prefix_inputs` with zero weights on the
+    others (the TD race network of 2026-12-04 is such a file)."""
     try:
         return WeightsFile.read(path)
     except WeightsError as error:
